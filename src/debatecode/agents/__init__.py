@@ -1,0 +1,1 @@
+"""Agents: roles, prompts and the participants that play them."""

@@ -1,0 +1,32 @@
+"""An agent: a role played by a model, with its own sampling settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from debatecode.agents.prompts import Prompt, PromptStyle, render_prompt
+from debatecode.agents.roles import RoleSpec
+from debatecode.task import Task
+
+__all__ = ["Agent"]
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One debate participant.
+
+    ``temperature`` and ``seed`` differ per agent so that agents sharing one
+    model still write different candidates; agent 1 decodes greedily.
+    """
+
+    id: str
+    role: RoleSpec
+    model: str
+    prompt_style: PromptStyle
+    temperature: float
+    seed: int
+
+    def prompt(self, phase: str, task: Task, n_agents: int, **context: Any) -> Prompt:
+        """The prompt this agent sends in ``phase`` (``propose``, ``revise``, ``vote``)."""
+        return render_prompt(phase, style=self.prompt_style, role=self.role, task=task, n_agents=n_agents, **context)

@@ -1,0 +1,1 @@
+"""The ``debatecode`` command line (typer + rich). Heavy modules load inside commands."""

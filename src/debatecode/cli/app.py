@@ -1,0 +1,46 @@
+"""The root ``debatecode`` command: sub-commands registered, nothing heavy imported."""
+
+from __future__ import annotations
+
+import typer
+
+from debatecode import __version__
+from debatecode.cli import sandbox as sandbox_cmd
+from debatecode.cli import sessions as sessions_cmd
+from debatecode.cli import solve as solve_cmd
+
+app = typer.Typer(
+    name="debatecode",
+    help="Several LLM agents debate their way to correct code; every claim is settled by running it in a sandbox.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.command("solve", help=solve_cmd.__doc__)(solve_cmd.solve)
+app.add_typer(sessions_cmd.app, name="sessions", help="List and inspect stored debate sessions.")
+app.add_typer(sandbox_cmd.app, name="sandbox", help="Check, build and use the code sandbox.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"debatecode {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """debatecode: multi-agent code debate with sandboxed verification."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,323 @@
+"""``DebateConfig``: every setting, from ``debatecode.toml``, ``DEBATECODE_*`` and CLI flags.
+
+Priority rises in that order: a flag beats an environment variable, which
+beats the file, which beats the default. Unknown keys are errors that name
+the key and where it came from, never silently ignored.
+
+The configuration reference in ``docs/configuration.md`` is generated from the
+field docstrings below (``python -m debatecode.config``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import difflib
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from debatecode.errors import ConfigError
+
+__all__ = [
+    "CONFIG_FILE_NAME",
+    "DebateConfig",
+    "LLMSettings",
+    "PhaseSettings",
+    "SandboxSettings",
+    "load_config",
+]
+
+CONFIG_FILE_NAME = "debatecode.toml"
+ENV_PREFIX = "DEBATECODE_"
+# Process-level switches that share the prefix but are not settings.
+_NON_SETTING_ENV = {
+    "DEBATECODE_CONFIG",
+    "DEBATECODE_ALLOW_MODEL_REQUESTS",
+    "DEBATECODE_REQUIRE_DOCKER",
+    "DEBATECODE_IMAGES_DIR",
+}
+
+
+class LLMSettings(BaseModel):
+    """How models are called."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
+    """Sampling temperature for proposals and revisions. Agent 1 always decodes greedily (0.0) for a stable baseline."""
+    max_tokens: int = Field(default=1024, ge=16)
+    """Upper bound on completion tokens per chat-style call."""
+    completion_max_tokens: int = Field(default=320, ge=16)
+    """Upper bound on completion tokens per completion-style call (base models continue a function body and tend to ramble past it)."""
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    """Timeout of one model request, in seconds."""
+    max_retries: int = Field(default=3, ge=0)
+    """Retries for rate limits, 5xx errors, timeouts and connection errors. Auth and bad-request errors are never retried."""
+    retry_base_delay_s: float = Field(default=1.0, ge=0)
+    """First backoff delay; it doubles on each retry."""
+    api_base: str | None = None
+    """Override the provider's base URL (for example a local vLLM or Ollama server)."""
+    prompt_style: Literal["auto", "chat", "completion"] = "auto"
+    """``completion`` prompts end with the function header (for base models); ``chat`` asks for a fenced code block. ``auto`` picks completion for ``local/`` models."""
+
+
+class SandboxSettings(BaseModel):
+    """Where and under which limits generated code runs."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    backend: Literal["auto", "docker", "local"] = "auto"
+    """``docker`` when an engine answers (``auto``), else the weaker ``local`` fallback, which warns."""
+    image: str = "debatecode/sandbox-python:latest"
+    """Docker image built by ``debatecode sandbox build``."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    """Default per-test time limit in seconds; a task's ``time_limit`` overrides it."""
+    memory_mb: int = Field(default=512, ge=32)
+    """Default memory limit in MiB; a task's ``memory_limit`` overrides it."""
+    pids: int = Field(default=128, ge=8)
+    """Process and thread limit per job."""
+    cpus: float = Field(default=1.0, gt=0)
+    """CPU quota per job, in cores."""
+    output_bytes: int = Field(default=200_000, ge=1024)
+    """Cap on captured stdout and stderr, each, per job."""
+    disk_mb: int = Field(default=64, ge=1)
+    """Size of the job's writable work directory, in MiB."""
+
+
+class PhaseSettings(BaseModel):
+    """Which debate phases run. Phases not listed here arrive in later releases."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    proposal: bool = True
+    """Each agent writes a candidate and runs it against the task's examples and tests."""
+    critique: bool = True
+    """Failing candidates get critique-and-revise rounds fed with the real failure output."""
+    convergence: bool = True
+    """Pick the candidate that passes the most tests; ties go to a plurality vote of the agents."""
+
+
+class DebateConfig(BaseSettings):
+    """All settings of a debate session."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        use_attribute_docstrings=True,
+        validate_default=True,
+    )
+
+    model: str = "local/gemma-3-270m"
+    """Model for every agent: any litellm model string, ``local/<name>``, ``scripted/<name>`` or ``scripted:<file.yaml>``."""
+    agents: int = Field(default=3, ge=1, le=16)
+    """Number of proposer agents."""
+    rounds: int = Field(default=1, ge=0, le=20)
+    """Critique-and-revise rounds for failing candidates."""
+    token_budget: int = Field(default=200_000, ge=1)
+    """Token budget for the whole session (prompt + completion). When spent, the session stops with partial results saved."""
+    max_concurrency: int = Field(default=3, ge=1)
+    """Agents working at the same time."""
+    out: Path = Path("debatecode-out")
+    """Output folder: solution.py, report.md and the git repository of versions."""
+    store_url: str = "sqlite:///.debatecode/debatecode.db"
+    """SQLAlchemy URL of the session store."""
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    phases: PhaseSettings = Field(default_factory=PhaseSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _TomlDataSource(settings_cls))
+
+
+_toml_data: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("debatecode_toml", default=None)
+
+
+class _TomlDataSource(PydanticBaseSettingsSource):
+    """Feeds the already checked contents of ``debatecode.toml`` to pydantic-settings."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return (_toml_data.get() or {}).get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_toml_data.get() or {})
+
+
+def _known_keys(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
+    keys: dict[str, type[BaseModel] | None] = {}
+    for name, info in model.model_fields.items():
+        annotation = info.annotation
+        nested = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+        keys[name] = nested
+    return keys
+
+
+def _check_keys(data: dict[str, Any], model: type[BaseModel], source: str, prefix: str = "") -> None:
+    known = _known_keys(model)
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if key not in known:
+            suggestion = difflib.get_close_matches(key, known, n=1)
+            hint = f" Did you mean {prefix}{suggestion[0]!r}?" if suggestion else ""
+            raise ConfigError(
+                f"unknown config key {dotted!r} in {source}.{hint} "
+                f"Known keys{' in [' + prefix.rstrip('.') + ']' if prefix else ''}: {', '.join(sorted(known))}.",
+                source=source,
+                key=dotted,
+            )
+        nested = known[key]
+        if nested is not None:
+            if not isinstance(value, dict):
+                raise ConfigError(
+                    f"config key {dotted!r} in {source} must be a table ([{dotted}])", source=source, key=dotted
+                )
+            _check_keys(value, nested, source, prefix=f"{dotted}.")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not valid TOML: {exc}. Fix the syntax or delete the file.", source=str(path)
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}", source=str(path)) from exc
+    _check_keys(data, DebateConfig, str(path))
+    return data
+
+
+def _check_env(environ: dict[str, str]) -> None:
+    env_names: dict[str, str] = {}
+    for name, info in DebateConfig.model_fields.items():
+        env_names[f"{ENV_PREFIX}{name}".upper()] = name
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            for sub in annotation.model_fields:
+                env_names[f"{ENV_PREFIX}{name}__{sub}".upper()] = f"{name}.{sub}"
+    for var in environ:
+        upper = var.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in _NON_SETTING_ENV:
+            continue
+        if upper not in env_names:
+            suggestion = difflib.get_close_matches(upper, env_names, n=1)
+            hint = f" Did you mean {suggestion[0]}?" if suggestion else ""
+            raise ConfigError(
+                f"unknown config key in environment variable {var}.{hint} "
+                f"Nested keys use a double underscore, e.g. {ENV_PREFIX}SANDBOX__BACKEND.",
+                source="environment",
+                key=var,
+            )
+
+
+def find_config_file(start: Path | None = None) -> Path | None:
+    """``$DEBATECODE_CONFIG`` if set, else ``debatecode.toml`` in ``start`` (default: the working directory)."""
+    explicit = os.environ.get("DEBATECODE_CONFIG")
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"DEBATECODE_CONFIG points to {path}, which does not exist.", source="environment")
+        return path
+    candidate = (start or Path.cwd()) / CONFIG_FILE_NAME
+    return candidate if candidate.is_file() else None
+
+
+def load_config(
+    config_file: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    use_file: bool = True,
+) -> DebateConfig:
+    """Build the effective config: defaults < file < ``DEBATECODE_*`` env < ``overrides`` (CLI flags).
+
+    ``overrides`` may use dotted keys (``"sandbox.backend"``); ``None`` values are ignored.
+
+    Raises:
+        ConfigError: unknown key (naming it and its source) or invalid value.
+    """
+    path = config_file if config_file is not None else (find_config_file() if use_file else None)
+    data = _read_toml(path) if path is not None else {}
+    _check_env(dict(os.environ))
+    nested_overrides = _nest({k: v for k, v in (overrides or {}).items() if v is not None})
+    _check_keys(nested_overrides, DebateConfig, "command-line flags")
+    token = _toml_data.set(data)
+    try:
+        return DebateConfig(**nested_overrides)
+    except ValidationError as exc:
+        raise ConfigError(_describe_validation_error(exc, path), source=str(path) if path else None) from exc
+    finally:
+        _toml_data.reset(token)
+
+
+def _nest(flat: dict[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for key, value in flat.items():
+        parts = key.split(".")
+        target = nested
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+        target[parts[-1]] = value
+    return nested
+
+
+def _describe_validation_error(exc: ValidationError, path: Path | None) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        lines.append(f"  {loc}: {err['msg']} (got {err.get('input')!r})")
+    where = f" (file {path}, environment or flags)" if path else " (environment or flags)"
+    return "invalid configuration" + where + ":\n" + "\n".join(lines)
+
+
+def config_reference_markdown() -> str:
+    """The configuration reference, generated from the field docstrings."""
+    out = ["# Configuration reference", "", "Generated from `debatecode.config` (`python -m debatecode.config`).", ""]
+    out.append(
+        f"Sources, in rising priority: defaults, `{CONFIG_FILE_NAME}`, `{ENV_PREFIX}*` environment variables, command-line flags."
+    )
+    out.append("")
+
+    def section(model: type[BaseModel], prefix: str) -> None:
+        out.append("| key | env | default | meaning |")
+        out.append("|---|---|---|---|")
+        for name, info in model.model_fields.items():
+            annotation = info.annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                continue
+            key = f"{prefix}{name}"
+            env = ENV_PREFIX + key.replace(".", "__").upper()
+            default = info.get_default(call_default_factory=True)
+            doc = (info.description or "").replace("\n", " ")
+            out.append(f"| `{key}` | `{env}` | `{default!s}` | {doc} |")
+        out.append("")
+
+    out.append("## Top level")
+    out.append("")
+    section(DebateConfig, "")
+    for name, info in DebateConfig.model_fields.items():
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            out.append(f"## [{name}]")
+            out.append("")
+            out.append((annotation.__doc__ or "").strip())
+            out.append("")
+            section(annotation, f"{name}.")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(config_reference_markdown())

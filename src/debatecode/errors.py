@@ -1,0 +1,202 @@
+"""The one exception tree of debatecode.
+
+Every error the package raises on purpose derives from ``DebatecodeError``.
+User mistakes (bad config, bad task file, unknown names) are kept apart from
+run failures (model, sandbox, budget, storage), so the CLI can map them to
+distinct exit codes and advice::
+
+    DebatecodeError
+    ├── UserError                 the user can fix it by changing input   (exit 2)
+    │   ├── ConfigError           bad or unknown configuration key
+    │   ├── TaskError             malformed or missing task file
+    │   ├── UnknownModelError     model string no provider answers to
+    │   └── SessionNotFound       no stored session with that id
+    └── RunError                  something failed while running           (exit 3)
+        ├── ModelError            a model call failed for good
+        │   ├── ModelUnreachable  connection refused, DNS, repeated timeouts
+        │   ├── ModelAuthError    bad or missing credentials (never retried)
+        │   ├── ModelRequestError the provider rejected the request (never retried)
+        │   ├── ModelRequestsDisabled  network model refused under pytest
+        │   ├── ModelTransientError  rate limit, 5xx, timeout: retried by the client
+        │   └── ScriptExhausted   a scripted model has no reply left
+        ├── BudgetExceeded        the session's token budget is spent
+        ├── SandboxError          the sandbox could not run a job
+        │   └── SandboxUnavailable  the chosen backend is not usable here
+        ├── StoreError            the session store failed
+        └── VersionControlError   the git worktree could not be updated
+
+Errors carry context (model name, container id, file and line) as attributes
+and say what to do in their message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+TransientReason = Literal["rate_limit", "server_error", "timeout", "connection"]
+
+__all__ = [
+    "BudgetExceeded",
+    "ConfigError",
+    "DebatecodeError",
+    "ModelAuthError",
+    "ModelError",
+    "ModelRequestError",
+    "ModelRequestsDisabled",
+    "ModelTransientError",
+    "ModelUnreachable",
+    "RunError",
+    "SandboxError",
+    "SandboxUnavailable",
+    "ScriptExhausted",
+    "SessionNotFound",
+    "StoreError",
+    "TaskError",
+    "UnknownModelError",
+    "UserError",
+    "VersionControlError",
+]
+
+
+class DebatecodeError(Exception):
+    """Root of every error debatecode raises on purpose."""
+
+    exit_code: int = 1
+
+
+class UserError(DebatecodeError):
+    """The input is wrong; changing it fixes the problem."""
+
+    exit_code = 2
+
+
+class RunError(DebatecodeError):
+    """Something failed while running; the input may be fine."""
+
+    exit_code = 3
+
+
+class ConfigError(UserError):
+    """A configuration file, variable or flag is invalid or unknown."""
+
+    def __init__(self, message: str, *, source: str | None = None, key: str | None = None) -> None:
+        super().__init__(message)
+        self.source = source
+        self.key = key
+
+
+class TaskError(UserError):
+    """A task file is missing or malformed.
+
+    The message names the file, the line (when known) and the fix.
+    """
+
+    def __init__(self, path: Path | str, message: str, *, line: int | None = None, fix: str | None = None) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.fix = fix
+        where = f"{self.path}:{line}" if line is not None else str(self.path)
+        text = f"{where}: {message}"
+        if fix:
+            text += f"\n  fix: {fix}"
+        super().__init__(text)
+        self.reason = message
+
+
+class UnknownModelError(UserError):
+    """No provider answers to the model string."""
+
+    def __init__(self, model: str, known_prefixes: list[str], detail: str | None = None) -> None:
+        self.model = model
+        self.known_prefixes = known_prefixes
+        text = f"unknown model {model!r}"
+        if detail:
+            text += f" ({detail})"
+        text += ". Known prefixes: " + ", ".join(known_prefixes)
+        super().__init__(text)
+
+
+class SessionNotFound(UserError):
+    """No stored session matches the given id."""
+
+    def __init__(self, session_id: str, detail: str | None = None) -> None:
+        self.session_id = session_id
+        text = f"no session matches {session_id!r}"
+        if detail:
+            text += f": {detail}"
+        super().__init__(text + ". List sessions with `debatecode sessions list`.")
+
+
+class ModelError(RunError):
+    """A model call failed and will not be retried further."""
+
+    def __init__(self, message: str, *, model: str | None = None) -> None:
+        super().__init__(message)
+        self.model = model
+
+
+class ModelUnreachable(ModelError):
+    """The model's server could not be reached (after retries)."""
+
+
+class ModelAuthError(ModelError):
+    """The provider rejected the credentials. Never retried."""
+
+
+class ModelRequestError(ModelError):
+    """The provider rejected the request as malformed. Never retried."""
+
+
+class ModelRequestsDisabled(ModelError):
+    """A network model was called while model requests are disabled (under pytest)."""
+
+
+class ModelTransientError(ModelError):
+    """A failure worth retrying: rate limit, server error (5xx), timeout or lost connection.
+
+    Transports raise it; ``LLMClient`` retries it with backoff and, once the
+    retries are spent, raises ``ModelUnreachable`` (timeouts, connections) or
+    a plain ``ModelError`` (rate limits, server errors) instead.
+    """
+
+    def __init__(self, message: str, *, model: str | None = None, reason: TransientReason = "server_error") -> None:
+        super().__init__(message, model=model)
+        self.reason: TransientReason = reason
+
+
+class ScriptExhausted(ModelError):
+    """A scripted model was asked for a reply it does not have."""
+
+
+class BudgetExceeded(RunError):
+    """The session's token budget is spent; partial results are saved."""
+
+    def __init__(self, used: int, budget: int) -> None:
+        self.used = used
+        self.budget = budget
+        super().__init__(
+            f"token budget exhausted: {used} of {budget} tokens used. "
+            "Raise `token_budget` in debatecode.toml or pass --token-budget."
+        )
+
+
+class SandboxError(RunError):
+    """The sandbox could not run a job (not: the job's code failed)."""
+
+    def __init__(self, message: str, *, backend: str | None = None, container_id: str | None = None) -> None:
+        super().__init__(message)
+        self.backend = backend
+        self.container_id = container_id
+
+
+class SandboxUnavailable(SandboxError):
+    """The requested sandbox backend cannot be used on this machine."""
+
+
+class StoreError(RunError):
+    """The session store could not be read or written."""
+
+
+class VersionControlError(RunError):
+    """The per-session git worktree could not be created or updated."""

@@ -1,0 +1,1 @@
+"""Test execution: test files from tasks, sandbox runs, per-test reports."""

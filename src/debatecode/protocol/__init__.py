@@ -1,0 +1,1 @@
+"""The debate protocol: state, events, engine and phases."""

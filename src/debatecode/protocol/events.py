@@ -1,0 +1,133 @@
+"""Typed events the engine emits, and the bus that delivers them.
+
+The store, the CLI renderer and (later) the SSE endpoint subscribe here;
+nothing else reaches into the engine. Handlers run synchronously, in
+subscription order, on the engine's thread. A failing handler is logged and
+does not stop the debate, except the store recorder, which is registered as
+``critical`` so that a lost write stops the session instead of silently
+diverging from what the user sees.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TestReport, TurnRecord
+
+__all__ = [
+    "AgentStatusChanged",
+    "CodeVersionCommitted",
+    "Event",
+    "EventBus",
+    "PhaseCompleted",
+    "PhaseStarted",
+    "SessionFinished",
+    "SessionStarted",
+    "TestsRun",
+    "TurnCompleted",
+    "VoteCast",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of all engine events."""
+
+    session_id: str
+
+
+@dataclass(frozen=True)
+class SessionStarted(Event):
+    session: SessionRecord
+    agents: list[str]
+    sandbox: str
+    resumed: bool = False
+    reused_turns: int = 0
+
+
+@dataclass(frozen=True)
+class PhaseStarted(Event):
+    phase: str
+    round: int
+
+
+@dataclass(frozen=True)
+class PhaseCompleted(Event):
+    phase: str
+    round: int
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class AgentStatusChanged(Event):
+    agent_id: str
+    status: str
+    """Short live status: ``thinking``, ``testing``, ``done``, ``idle``..."""
+    phase: str = ""
+
+
+@dataclass(frozen=True)
+class TurnCompleted(Event):
+    turn: TurnRecord
+    reused: bool = False
+    """True when a resumed session replayed this turn from the store instead of calling the model."""
+
+
+@dataclass(frozen=True)
+class CodeVersionCommitted(Event):
+    version: CodeVersionRecord
+    reused: bool = False
+
+
+@dataclass(frozen=True)
+class TestsRun(Event):
+    __test__ = False
+    agent_id: str
+    report: TestReport
+    phase: str = ""
+
+
+@dataclass(frozen=True)
+class VoteCast(Event):
+    voter: str
+    choice: str | None
+    """The agent id voted for, or None for an abstention (no parsable choice)."""
+    options: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SessionFinished(Event):
+    status: str
+    outcome: dict[str, Any]
+    error: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    """Session fields to persist with the final status (tokens, cost, timings...)."""
+
+
+Handler = Callable[[Event], None]
+
+
+class EventBus:
+    """Synchronous publish/subscribe for engine events."""
+
+    def __init__(self) -> None:
+        self._handlers: list[tuple[Handler, bool]] = []
+
+    def subscribe(self, handler: Handler, *, critical: bool = False) -> None:
+        """Call ``handler`` for every event. Errors in a ``critical`` handler propagate."""
+        self._handlers.append((handler, critical))
+
+    def emit(self, event: Event) -> None:
+        for handler, critical in self._handlers:
+            if critical:
+                handler(event)
+                continue
+            try:
+                handler(event)
+            except Exception:
+                logger.exception("event handler %r failed on %s", handler, type(event).__name__)

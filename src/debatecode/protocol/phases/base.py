@@ -1,0 +1,26 @@
+"""The phase contract: one step of the protocol, switchable in config."""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from debatecode.protocol.run import DebateRun
+
+__all__ = ["Phase"]
+
+
+class Phase(abc.ABC):
+    """One protocol phase. Phases hold no state of their own: it all lives in the run."""
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    async def run(self, run: DebateRun) -> str:
+        """Run the phase and return a one-line summary for the transcript.
+
+        Raises:
+            ModelError, BudgetExceeded, SandboxError, VersionControlError: the
+                engine turns these into a failed or stopped session.
+        """

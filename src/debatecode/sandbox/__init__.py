@@ -1,0 +1,53 @@
+"""Sandboxes: where LLM-written code runs, under limits, isolated from the host.
+
+Backends are chosen by name (``docker``, ``local``, ``auto``) through
+``create_sandbox``. Everything except the contract in ``base`` is imported on
+first use, so importing this package never loads the Docker SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
+
+if TYPE_CHECKING:
+    from debatecode.sandbox.docker import DockerSandbox
+    from debatecode.sandbox.local import LocalSandbox
+    from debatecode.sandbox.registry import BackendStatus, create_sandbox, default_limits, describe_backends
+
+__all__ = [
+    "BackendStatus",
+    "DockerSandbox",
+    "ExecJob",
+    "ExecResult",
+    "Limits",
+    "LocalSandbox",
+    "Sandbox",
+    "create_sandbox",
+    "default_limits",
+    "describe_backends",
+]
+
+_LAZY = {
+    "BackendStatus": "debatecode.sandbox.registry",
+    "DockerSandbox": "debatecode.sandbox.docker",
+    "LocalSandbox": "debatecode.sandbox.local",
+    "create_sandbox": "debatecode.sandbox.registry",
+    "default_limits": "debatecode.sandbox.registry",
+    "describe_backends": "debatecode.sandbox.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

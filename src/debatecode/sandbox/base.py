@@ -1,0 +1,108 @@
+"""The sandbox contract: what every backend promises and what it raises.
+
+A sandbox runs one *job*: a set of files written into a fresh, empty work
+directory, then one command run there under resource limits. The job's own
+failures (non-zero exit, timeout, memory exhaustion) are *results*, never
+exceptions. Exceptions mean the sandbox itself could not do its work.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ExecJob", "ExecResult", "ExecStatus", "Limits", "Sandbox"]
+
+ExecStatus = Literal["ok", "error", "timeout", "oom"]
+"""``ok``: exit code 0. ``error``: non-zero exit. ``timeout``: killed at the
+wall-clock limit. ``oom``: killed for exceeding the memory limit."""
+
+
+class Limits(BaseModel):
+    """Resource limits for one job."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_s: float = Field(default=30.0, gt=0)
+    """Wall-clock limit for the whole job, in seconds. The job's whole process tree is killed at it."""
+    memory_mb: int = Field(default=512, ge=32)
+    """Memory limit in MiB (swap included)."""
+    pids: int = Field(default=128, ge=8)
+    """Maximum number of processes and threads."""
+    cpus: float = Field(default=1.0, gt=0)
+    """CPU quota, in cores."""
+    output_bytes: int = Field(default=1_000_000, ge=1024)
+    """Cap on captured stdout and on captured stderr, each. Output past the cap is dropped and flagged."""
+    disk_mb: int = Field(default=64, ge=1)
+    """Size cap of the writable work directory, in MiB."""
+
+
+class ExecJob(BaseModel):
+    """One job: files to write into the work dir, then a command to run there."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    files: dict[str, str] = Field(default_factory=dict)
+    """Relative path -> text content, written before the command starts."""
+    argv: list[str]
+    """The command. ``python3`` is the sandbox's interpreter with pytest importable."""
+    limits: Limits = Field(default_factory=Limits)
+    collect: list[str] = Field(default_factory=list)
+    """Relative paths to read back from the work dir after the command ends (missing ones are skipped)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables for the command."""
+
+
+class ExecResult(BaseModel):
+    """What happened to one job."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: ExecStatus
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    duration_s: float = 0.0
+    files: dict[str, str] = Field(default_factory=dict)
+    """The ``collect``-ed files that existed, capped like the output."""
+    backend: str = ""
+
+    @property
+    def truncated(self) -> bool:
+        return self.stdout_truncated or self.stderr_truncated
+
+
+class Sandbox(abc.ABC):
+    """An isolated place to run untrusted code.
+
+    Implementations: ``DockerSandbox`` (default when an engine answers) and
+    ``LocalSandbox`` (weaker isolation, loud about it). Tests use
+    ``DummySandbox`` behind the same interface.
+    """
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    async def run(self, job: ExecJob) -> ExecResult:
+        """Run one job in a fresh work directory and return its result.
+
+        Raises:
+            SandboxUnavailable: the backend cannot run jobs on this machine
+                (engine down, image missing).
+            SandboxError: the backend failed while running the job (not the
+                job's own failure, which is reported in the result).
+        """
+
+    def check(self) -> None:  # noqa: B027 - optional hook: most backends are always ready
+        """Verify that the backend can run jobs now.
+
+        Raises:
+            SandboxUnavailable: with a message that says why and what to do.
+        """
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook: nothing to release by default
+        """Release containers, processes and clients this sandbox holds."""

@@ -1,0 +1,145 @@
+"""Host side of the runner protocol: the runner's source, the payload, the result line.
+
+The runner (``runner.py``) travels into the sandbox as source text. Its input
+is a JSON payload, passed either as base64 pieces in the environment
+(``DC_PAYLOAD_0..N``, for containers) or on stdin (for local processes). Its
+output is one line on its stdout, ``@@DEBATECODE_RESULT@@{json}``; the last such
+line wins.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+from debatecode.sandbox.base import ExecJob, ExecResult
+
+__all__ = [
+    "ENV_CHUNK_CHARS",
+    "MARKER",
+    "MAX_ENV_PAYLOAD_CHARS",
+    "PAYLOAD_ENV_PREFIX",
+    "RunnerProtocolError",
+    "build_payload",
+    "encode_payload",
+    "max_result_bytes",
+    "parse_runner_output",
+    "payload_bytes",
+    "result_from_runner",
+    "runner_source",
+]
+
+MARKER = "@@DEBATECODE_RESULT@@"
+PAYLOAD_ENV_PREFIX = "DC_PAYLOAD_"
+ENV_CHUNK_CHARS = 96_000
+"""Each env piece stays under the kernel's MAX_ARG_STRLEN (128 KiB per string)."""
+MAX_ENV_PAYLOAD_CHARS = 1_500_000
+"""All pieces together must stay under ARG_MAX (2 MiB with the usual 8 MiB stack rlimit)."""
+
+
+class RunnerProtocolError(ValueError):
+    """The runner's output held no valid result line, or it reported an internal error."""
+
+
+@functools.cache
+def runner_source() -> str:
+    """The runner script's source text, to run as ``python3 -c <source>``."""
+    return resources.files("debatecode.sandbox").joinpath("runner.py").read_text(encoding="utf-8")
+
+
+def build_payload(job: ExecJob, *, reap_uid: bool = False, drop_uid: int | None = None) -> dict[str, Any]:
+    """The runner's input for ``job``.
+
+    ``reap_uid`` lets the runner kill every process of its uid after the job;
+    only set it when the runner owns a whole PID namespace. ``drop_uid`` makes a
+    runner started as root switch to that uid (and gid) before anything else.
+    """
+    return {
+        "files": dict(job.files),
+        "argv": list(job.argv),
+        "timeout_s": job.limits.timeout_s,
+        "output_bytes": job.limits.output_bytes,
+        "collect": list(job.collect),
+        "env": dict(job.env),
+        "reap_uid": reap_uid,
+        "drop_uid": drop_uid,
+    }
+
+
+def payload_bytes(job: ExecJob, *, reap_uid: bool = False, drop_uid: int | None = None) -> bytes:
+    """The payload as UTF-8 JSON, for the runner's stdin."""
+    payload = build_payload(job, reap_uid=reap_uid, drop_uid=drop_uid)
+    return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+
+
+def encode_payload(job: ExecJob, *, reap_uid: bool = False) -> dict[str, str]:
+    """The payload as environment variables ``DC_PAYLOAD_0..N`` (pieces of one base64 string).
+
+    Raises:
+        ValueError: the encoded payload exceeds ``MAX_ENV_PAYLOAD_CHARS``.
+    """
+    encoded = base64.b64encode(payload_bytes(job, reap_uid=reap_uid)).decode("ascii")
+    if len(encoded) > MAX_ENV_PAYLOAD_CHARS:
+        raise ValueError(
+            f"job payload is {len(encoded)} bytes encoded, over the {MAX_ENV_PAYLOAD_CHARS}-byte limit "
+            "for passing it through the environment; send fewer or smaller files"
+        )
+    return {
+        f"{PAYLOAD_ENV_PREFIX}{index}": encoded[start : start + ENV_CHUNK_CHARS]
+        for index, start in enumerate(range(0, len(encoded), ENV_CHUNK_CHARS))
+    }
+
+
+def max_result_bytes(job: ExecJob) -> int:
+    """An upper bound on the runner's output for ``job`` (JSON escaping can grow text sixfold)."""
+    captured = job.limits.output_bytes * (2 + len(job.collect))
+    return 6 * captured + 64 * 1024
+
+
+def parse_runner_output(text: str) -> dict[str, Any]:
+    """The result dict from the runner's stdout (its last marker line).
+
+    Raises:
+        RunnerProtocolError: no marker line, invalid JSON, or a runner-internal error.
+    """
+    position = text.rfind(MARKER)
+    while position > 0 and text[position - 1] != "\n":
+        position = text.rfind(MARKER, 0, position)
+    if position < 0:
+        tail = text[-500:].strip()
+        raise RunnerProtocolError(f"the runner printed no result line; its output ended with: {tail!r}")
+    line = text[position + len(MARKER) :].split("\n", 1)[0]
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RunnerProtocolError(f"the runner's result line is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RunnerProtocolError("the runner's result line is not a JSON object")
+    if "internal_error" in data:
+        raise RunnerProtocolError(f"the runner failed: {data['internal_error']}")
+    return data
+
+
+def result_from_runner(data: dict[str, Any], backend: str) -> ExecResult:
+    """An ``ExecResult`` from a parsed runner result.
+
+    Raises:
+        RunnerProtocolError: the result does not have the expected fields.
+    """
+    try:
+        return ExecResult(
+            status=data["status"],
+            exit_code=data.get("exit_code"),
+            stdout=data.get("stdout", ""),
+            stderr=data.get("stderr", ""),
+            stdout_truncated=bool(data.get("stdout_truncated", False)),
+            stderr_truncated=bool(data.get("stderr_truncated", False)),
+            duration_s=float(data.get("duration_s", 0.0)),
+            files=data.get("files") or {},
+            backend=backend,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RunnerProtocolError(f"the runner's result is malformed: {exc}") from exc

@@ -1,0 +1,38 @@
+"""Writes engine events to the store as they happen.
+
+Subscribed to the event bus as a *critical* handler: if a write fails, the
+debate stops rather than run on with a record that no longer matches.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from debatecode.protocol.events import CodeVersionCommitted, Event, SessionFinished, SessionStarted, TurnCompleted
+from debatecode.protocol.state import utcnow
+
+if TYPE_CHECKING:
+    from debatecode.store.repository import SessionStore
+
+__all__ = ["StoreRecorder"]
+
+
+class StoreRecorder:
+    """Persists turns, code versions and session status from engine events."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, TurnCompleted) and not event.reused:
+            self.store.add_turn(event.turn)
+        elif isinstance(event, CodeVersionCommitted) and not event.reused:
+            self.store.add_code_version(event.version)
+        elif isinstance(event, SessionStarted):
+            self.store.update_session(event.session_id, status="running", error=None)
+        elif isinstance(event, SessionFinished):
+            fields = dict(event.fields)
+            fields.update(status=event.status, outcome=event.outcome, error=event.error)
+            if event.status in ("completed", "failed", "budget_exceeded", "cancelled"):
+                fields.setdefault("completed_at", utcnow())
+            self.store.update_session(event.session_id, **fields)

@@ -1,0 +1,385 @@
+"""``SessionStore``: sessions, turns and code versions in a SQL database.
+
+The store is chosen by a SQLAlchemy URL. SQLite (``sqlite:///path/to.db``) is the
+embedded default; PostgreSQL (``postgresql+psycopg://user:pw@host/db``) works too.
+
+Durability rules, so a crash mid-debate leaves a consistent store:
+
+- every write method is one short transaction, committed before it returns (a turn
+  is on disk as soon as ``add_turn`` returns);
+- SQLite runs in WAL mode with foreign keys on and a busy timeout, and write
+  transactions start with ``BEGIN IMMEDIATE`` so concurrent writers queue on the
+  busy timeout instead of failing half-way;
+- opening a store runs the alembic migrations to head, inside one transaction.
+
+One engine per store, one ORM session per call: a store may be shared between
+threads. SQLAlchemy and alembic errors never leave this module; they become
+``StoreError`` naming the (password-masked) URL.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.util import CommandError
+from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
+from sqlalchemy import Connection, Engine, create_engine, event, func, select, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError, StatementError
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import StaticPool
+
+from debatecode.errors import SessionNotFound, StoreError
+from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TurnRecord, utcnow
+from debatecode.store.models import CodeVersionRow, SessionRow, TurnRow, record_from_row, row_values
+
+__all__ = ["DEFAULT_STORE_URL", "MIGRATIONS_DIR", "SessionStore", "build_engine", "migration_config", "open_store"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STORE_URL = "sqlite:///.debatecode/debatecode.db"
+MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+_WRITE_OPTION = "debatecode_write"
+"""Execution option marking a connection that will write (``BEGIN IMMEDIATE`` on SQLite)."""
+_MIGRATION_LOCK_KEY = 0x64656261  # PostgreSQL advisory lock serialising concurrent migrations
+_AMBIGUOUS_SHOWN = 10
+
+
+def _display_url(url: str | URL) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return str(url)
+
+
+def _on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Let SQLAlchemy emit BEGIN itself (see ``_on_sqlite_begin``): the sqlite3
+    # driver's legacy mode skips BEGIN before DDL and SELECT, which would make
+    # migrations non-transactional and reads non-repeatable.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode = WAL")
+    finally:
+        cursor.close()
+
+
+def _on_sqlite_begin(connection: Connection) -> None:
+    # A deferred transaction that reads and then writes can fail with SQLITE_BUSY
+    # without waiting when another writer got in first; IMMEDIATE takes the write
+    # lock up front, so writers wait on the busy timeout instead.
+    immediate = connection.get_execution_options().get(_WRITE_OPTION, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def build_engine(url: str | URL) -> Engine:
+    """Create the engine for a store URL, with the SQLite setup the store relies on.
+
+    For a SQLite file the parent directory is created. ``sqlite://`` (in memory)
+    uses a single shared connection and suits tests only.
+
+    Raises:
+        StoreError: the URL is malformed, its driver is not installed, or the
+            SQLite file's directory cannot be created.
+    """
+    shown = _display_url(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(f"invalid store URL {shown!r}: {exc}") from exc
+    try:
+        if parsed.get_backend_name() != "sqlite":
+            return create_engine(parsed, pool_pre_ping=True)
+        database = parsed.database or ""
+        in_memory = database in ("", ":memory:") or parsed.query.get("mode") == "memory"
+        if in_memory:
+            engine = create_engine(parsed, poolclass=StaticPool, connect_args={"check_same_thread": False})
+        else:
+            if not database.startswith("file:"):
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(parsed)
+    except OSError as exc:
+        raise StoreError(f"cannot create the directory of store {shown}: {exc}") from exc
+    except ImportError as exc:
+        raise StoreError(
+            f"the database driver for store {shown} is not installed ({exc}); "
+            "for PostgreSQL use a postgresql+psycopg:// URL and `pip install 'psycopg[binary]'`"
+        ) from exc
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot use store {shown}: {exc}") from exc
+    event.listen(engine, "connect", _on_sqlite_connect)
+    event.listen(engine, "begin", _on_sqlite_begin)
+    return engine
+
+
+def migration_config(connection: Connection | None = None) -> Config:
+    """An alembic ``Config`` for the migrations shipped in this package (no ini file).
+
+    With ``connection``, env.py migrates through it instead of opening its own.
+    """
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("path_separator", "os")
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+class SessionStore:
+    """Reads and writes debate sessions, their turns and their code versions.
+
+    Opening a store migrates its database to the current schema. Every write is
+    committed before the method returns. Use ``close()`` (or ``with``) when done.
+    """
+
+    def __init__(self, url: str) -> None:
+        """Open (and create or migrate, if needed) the store at ``url``.
+
+        Raises:
+            StoreError: the URL is unusable, the database cannot be reached, or
+                it cannot be migrated (for example it was written by a newer
+                debatecode).
+        """
+        self._url = _display_url(url)
+        self._closed = False
+        self._engine = build_engine(url)
+        writer = self._engine.execution_options(**{_WRITE_OPTION: True})
+        self._readers = sessionmaker(self._engine, expire_on_commit=False)
+        self._writers = sessionmaker(writer, expire_on_commit=False)
+        try:
+            self._migrate(writer)
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    @property
+    def url(self) -> str:
+        """The store's URL, password masked."""
+        return self._url
+
+    def __repr__(self) -> str:
+        return f"SessionStore({self._url!r})"
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store's connections. Closing twice is harmless."""
+        if not self._closed:
+            self._closed = True
+            with self._translate("close the store"):
+                self._engine.dispose()
+
+    # -- sessions ---------------------------------------------------------------
+
+    def create_session(self, rec: SessionRecord) -> None:
+        """Store a new session.
+
+        Raises:
+            StoreError: a session with this id exists, or the write failed.
+        """
+        with self._transaction(f"create session {rec.id}", write=True) as db:
+            db.add(SessionRow(**row_values(rec)))
+
+    def update_session(self, session_id: str, **fields: Any) -> SessionRecord:
+        """Change fields of a stored session and return the updated record.
+
+        ``fields`` are ``SessionRecord`` field names (``id`` excepted) and are
+        validated like the record. ``updated_at`` is set to now unless given.
+
+        Raises:
+            SessionNotFound: no session has exactly this id.
+            StoreError: an unknown field or invalid value, or the write failed.
+        """
+        unknown = sorted(set(fields) - set(SessionRecord.model_fields))
+        if unknown:
+            known = ", ".join(name for name in SessionRecord.model_fields if name != "id")
+            raise StoreError(
+                f"cannot update session {session_id}: unknown field(s) {', '.join(unknown)}; known: {known}"
+            )
+        if "id" in fields:
+            raise StoreError(f"cannot update session {session_id}: the id of a session never changes")
+        with self._transaction(f"update session {session_id}", write=True) as db:
+            row = db.get(SessionRow, session_id, with_for_update=True)
+            if row is None:
+                raise SessionNotFound(session_id)
+            merged = record_from_row(SessionRecord, row).model_dump() | {"updated_at": utcnow()} | fields
+            try:
+                updated = SessionRecord.model_validate(merged)
+            except ValidationError as exc:
+                raise StoreError(f"cannot update session {session_id}: {exc}") from exc
+            for name, value in row_values(updated).items():
+                setattr(row, name, value)
+        return updated
+
+    def get_session(self, id_or_prefix: str) -> SessionRecord:
+        """The session with this id, or the only one whose id starts with it.
+
+        Raises:
+            SessionNotFound: no session matches, or the prefix matches several
+                (the message lists them).
+            StoreError: the read failed.
+        """
+        if not id_or_prefix:
+            raise SessionNotFound(id_or_prefix, "give a session id or a prefix of one")
+        with self._transaction(f"read session {id_or_prefix!r}", write=False) as db:
+            row = db.get(SessionRow, id_or_prefix)
+            if row is None:
+                prefix_of_id = func.substr(SessionRow.id, 1, len(id_or_prefix)) == id_or_prefix
+                query = select(SessionRow).where(prefix_of_id).order_by(SessionRow.id).limit(_AMBIGUOUS_SHOWN + 1)
+                matches = list(db.scalars(query))
+                if not matches:
+                    raise SessionNotFound(id_or_prefix)
+                if len(matches) > 1:
+                    shown = ", ".join(match.id for match in matches[:_AMBIGUOUS_SHOWN])
+                    more = ", ..." if len(matches) > _AMBIGUOUS_SHOWN else ""
+                    raise SessionNotFound(id_or_prefix, f"the prefix is ambiguous; it matches {shown}{more}")
+                row = matches[0]
+            return record_from_row(SessionRecord, row)
+
+    def list_sessions(self, limit: int = 50, status: str | None = None) -> list[SessionRecord]:
+        """Up to ``limit`` sessions, newest first, optionally only those with ``status``.
+
+        Raises:
+            StoreError: the read failed.
+        """
+        query = select(SessionRow).order_by(SessionRow.created_at.desc(), SessionRow.id.desc()).limit(max(limit, 0))
+        if status is not None:
+            query = query.where(SessionRow.status == status)
+        with self._transaction("list sessions", write=False) as db:
+            return [record_from_row(SessionRecord, row) for row in db.scalars(query)]
+
+    # -- turns --------------------------------------------------------------------
+
+    def add_turn(self, rec: TurnRecord) -> None:
+        """Store a completed turn; it is committed when this returns.
+
+        Raises:
+            StoreError: the session does not exist, the session already has a
+                turn with this ``seq`` or ``key`` (or this id), or the write failed.
+        """
+        with self._transaction(f"add turn {rec.seq} ({rec.key}) of session {rec.session_id}", write=True) as db:
+            db.add(TurnRow(**row_values(rec)))
+
+    def turns(self, session_id: str) -> list[TurnRecord]:
+        """The session's turns in ``seq`` order (empty for an unknown session).
+
+        Raises:
+            StoreError: the read failed.
+        """
+        query = select(TurnRow).where(TurnRow.session_id == session_id).order_by(TurnRow.seq)
+        with self._transaction(f"read the turns of session {session_id}", write=False) as db:
+            return [record_from_row(TurnRecord, row) for row in db.scalars(query)]
+
+    def next_turn_seq(self, session_id: str) -> int:
+        """The ``seq`` the session's next turn gets: one past the highest stored, from 1.
+
+        Raises:
+            StoreError: the read failed.
+        """
+        query = select(func.coalesce(func.max(TurnRow.seq), 0)).where(TurnRow.session_id == session_id)
+        with self._transaction(f"read the turns of session {session_id}", write=False) as db:
+            return int(db.scalar(query) or 0) + 1
+
+    # -- code versions --------------------------------------------------------------
+
+    def add_code_version(self, rec: CodeVersionRecord) -> None:
+        """Store a code version; it is committed when this returns.
+
+        Raises:
+            StoreError: the session (or the referenced turn) does not exist, the
+                version number is taken, or the write failed.
+        """
+        action = f"add code version {rec.version_number} of session {rec.session_id}"
+        with self._transaction(action, write=True) as db:
+            db.add(CodeVersionRow(**row_values(rec)))
+
+    def versions(self, session_id: str) -> list[CodeVersionRecord]:
+        """The session's code versions by ``version_number`` (empty for an unknown session).
+
+        Raises:
+            StoreError: the read failed.
+        """
+        query = (
+            select(CodeVersionRow)
+            .where(CodeVersionRow.session_id == session_id)
+            .order_by(CodeVersionRow.version_number)
+        )
+        with self._transaction(f"read the code versions of session {session_id}", write=False) as db:
+            return [record_from_row(CodeVersionRecord, row) for row in db.scalars(query)]
+
+    def next_version_number(self, session_id: str) -> int:
+        """The number the session's next code version gets, from 1.
+
+        Raises:
+            StoreError: the read failed.
+        """
+        highest = func.coalesce(func.max(CodeVersionRow.version_number), 0)
+        query = select(highest).where(CodeVersionRow.session_id == session_id)
+        with self._transaction(f"read the code versions of session {session_id}", write=False) as db:
+            return int(db.scalar(query) or 0) + 1
+
+    # -- internals ------------------------------------------------------------------
+
+    def _migrate(self, writer: Engine) -> None:
+        """Upgrade the database to the newest revision, atomically."""
+        action = "migrate the store to the current schema"
+        with self._translate(action), writer.connect() as connection, connection.begin():
+            if connection.dialect.name == "postgresql":
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+            command.upgrade(migration_config(connection), "head")
+        logger.debug("store %s is at the current schema", self._url)
+
+    @contextmanager
+    def _transaction(self, action: str, *, write: bool) -> Iterator[Session]:
+        """One ORM session in one transaction: committed on success, rolled back otherwise."""
+        if self._closed:
+            raise StoreError(f"cannot {action}: store {self._url} is closed")
+        factory = self._writers if write else self._readers
+        with self._translate(action), factory.begin() as db:
+            yield db
+
+    @contextmanager
+    def _translate(self, action: str) -> Iterator[None]:
+        """Turn SQLAlchemy, alembic and stored-data errors into ``StoreError``."""
+        try:
+            yield
+        except IntegrityError as exc:
+            raise StoreError(f"cannot {action} in store {self._url}: constraint violated: {exc.orig}") from exc
+        except StatementError as exc:
+            raise StoreError(f"cannot {action} in store {self._url}: {exc.orig}") from exc
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot {action} in store {self._url}: {exc}") from exc
+        except CommandError as exc:
+            raise StoreError(
+                f"cannot {action} in store {self._url}: {exc}. "
+                "If the database was written by a newer debatecode, upgrade debatecode or use another store_url."
+            ) from exc
+        except ValidationError as exc:
+            raise StoreError(
+                f"cannot {action} in store {self._url}: a stored row does not fit its record: {exc}"
+            ) from exc
+        except PydanticSerializationError as exc:
+            raise StoreError(f"cannot {action} in store {self._url}: a JSON field cannot be stored: {exc}") from exc
+
+
+def open_store(url: str) -> SessionStore:
+    """Open the session store at ``url``, creating or migrating its database.
+
+    Raises:
+        StoreError: see ``SessionStore``.
+    """
+    return SessionStore(url)

@@ -1,0 +1,456 @@
+"""Tasks: the ``task.md`` format and its parser.
+
+A task file is YAML front matter followed by markdown::
+
+    ---
+    title: Add two numbers
+    language: python
+    entry_point: add
+    signature: "def add(a: int, b: int) -> int:"   # optional, recommended
+    time_limit: 2s                                  # optional, per test
+    memory_limit: 256MB                             # optional, per run
+    ---
+    Return the sum of ``a`` and ``b``.
+
+    ## Examples
+    >>> add(1, 2)
+    3
+
+    ## Tests
+    ```python
+    def test_negative():
+        assert add(-1, 1) == 0
+    ```
+
+Everything before the first ``## Examples`` or ``## Tests`` heading (and any
+other ``##`` section) is the description. See ``docs/task-format.md``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import doctest
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from debatecode.errors import TaskError
+
+__all__ = ["Example", "Task", "TestBlock", "load_task", "parse_task"]
+
+_REQUIRED = ("title", "entry_point")
+_OPTIONAL = ("language", "signature", "time_limit", "memory_limit", "difficulty", "tags")
+_LANGUAGES = ("python",)
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)$")
+_HEADING = re.compile(r"^##[ \t]+(?P<name>.+?)[ \t]*#*[ \t]*$")
+_DURATION = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|seconds?)?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>k|kb|kib|m|mb|mib|g|gb|gib)?\s*$", re.IGNORECASE)
+
+
+class Example(BaseModel):
+    """One doctest-style example: ``>>> source`` and the output it must print."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str
+    want: str
+    line: int
+    """Line in the task file where the example starts."""
+
+
+class TestBlock(BaseModel):
+    """One fenced pytest code block from ``## Tests``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    __test__ = False
+
+    code: str
+    line: int
+    """Line in the task file of the block's first code line."""
+    test_names: list[str]
+    """Names of the ``test_*`` functions the block defines."""
+
+
+class Task(BaseModel):
+    """A parsed task: what to build and how it is checked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    title: str
+    language: str = "python"
+    entry_point: str
+    signature: str | None = None
+    """The function header, e.g. ``def add(a: int, b: int) -> int:``."""
+    time_limit_s: float | None = None
+    """Per-test time limit; ``None`` uses the sandbox default."""
+    memory_limit_mb: int | None = None
+    difficulty: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    description: str
+    examples: list[Example] = Field(default_factory=list)
+    tests: list[TestBlock] = Field(default_factory=list)
+    path: str = "<string>"
+    text_hash: str = ""
+    """sha256 of the task file's text."""
+
+    @property
+    def test_names(self) -> list[str]:
+        names = [f"test_example_{i}" for i in range(1, len(self.examples) + 1)]
+        for block in self.tests:
+            names.extend(block.test_names)
+        return names
+
+    @property
+    def header(self) -> str:
+        """The function header prompts end with (``def entry_point(`` when no signature is given)."""
+        return self.signature or f"def {self.entry_point}("
+
+
+def load_task(path: Path | str) -> Task:
+    """Read and parse a task file.
+
+    Raises:
+        TaskError: the file is missing, unreadable or malformed (naming the line and the fix).
+    """
+    file = Path(path)
+    if not file.exists():
+        raise TaskError(file, "task file not found", fix="check the path; example tasks live in examples/tasks/")
+    if file.is_dir():
+        raise TaskError(file, "is a directory, not a task file", fix="pass the path of a .md task file")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskError(
+            file, f"not valid UTF-8 ({exc.reason} at byte {exc.start})", fix="save the file as UTF-8"
+        ) from exc
+    except OSError as exc:
+        raise TaskError(file, f"cannot read: {exc.strerror}") from exc
+    return parse_task(text, file)
+
+
+def parse_task(text: str, path: Path | str = "<string>") -> Task:
+    """Parse the text of a task file.
+
+    Raises:
+        TaskError: malformed front matter, sections, examples or test code.
+    """
+    file = Path(path)
+    lines = text.splitlines()
+    meta, body_start = _front_matter(lines, file)
+    body = lines[body_start:]
+    description_lines, sections = _split_sections(body, body_start + 1)
+    description = "\n".join(description_lines).strip()
+    if not description:
+        raise TaskError(
+            file,
+            "the task has no description",
+            line=body_start + 1,
+            fix="write what the function must do after the front matter",
+        )
+
+    examples = _parse_examples(sections.get("examples"), file)
+    tests = _parse_tests(sections.get("tests"), file)
+    if not examples and not tests:
+        raise TaskError(
+            file,
+            "the task has no checks: neither ## Examples nor ## Tests",
+            line=body_start + 1,
+            fix="add a '## Examples' section with '>>> ' lines or a '## Tests' section with a ```python block",
+        )
+    seen: dict[str, int] = {}
+    for block in tests:
+        for name in block.test_names:
+            if name in seen:
+                raise TaskError(
+                    file,
+                    f"test {name!r} is defined twice (first at line {seen[name]})",
+                    line=block.line,
+                    fix="rename one of the tests",
+                )
+            seen[name] = block.line
+
+    return Task(
+        title=str(meta["title"]).strip(),
+        language=str(meta.get("language", "python")),
+        entry_point=str(meta["entry_point"]),
+        signature=_signature(meta, file),
+        time_limit_s=_duration(meta.get("time_limit"), file),
+        memory_limit_mb=_size_mb(meta.get("memory_limit"), file),
+        difficulty=str(meta["difficulty"]) if meta.get("difficulty") is not None else None,
+        tags=[str(t) for t in meta.get("tags") or []],
+        description=description,
+        examples=examples,
+        tests=tests,
+        path=str(file),
+        text_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    )
+
+
+def _front_matter(lines: list[str], file: Path) -> tuple[dict[str, Any], int]:
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        raise TaskError(
+            file,
+            "the file is empty",
+            line=1,
+            fix="start with YAML front matter between '---' lines (see docs/task-format.md)",
+        )
+    if lines[first].strip() != "---":
+        raise TaskError(
+            file,
+            "missing YAML front matter",
+            line=first + 1,
+            fix="start the file with a '---' line, then title/entry_point keys, then another '---' line",
+        )
+    end = next((i for i in range(first + 1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        raise TaskError(
+            file, "front matter is not closed", line=first + 1, fix="add a '---' line after the last front matter key"
+        )
+    raw = "\n".join(lines[first + 1 : end])
+    try:
+        meta = yaml.safe_load(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = first + 2 + mark.line if mark is not None else first + 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise TaskError(
+            file,
+            f"front matter is not valid YAML: {problem}",
+            line=line,
+            fix="use 'key: value' lines; quote values that contain ':' or '#'",
+        ) from exc
+    if not isinstance(meta, dict):
+        raise TaskError(
+            file, "front matter must be a mapping of keys to values", line=first + 2, fix="use 'key: value' lines"
+        )
+
+    def key_line(key: str) -> int:
+        for i in range(first + 1, end):
+            if re.match(rf"^\s*{re.escape(key)}\s*:", lines[i]):
+                return i + 1
+        return first + 1
+
+    for key in meta:
+        if key not in _REQUIRED + _OPTIONAL:
+            close = difflib.get_close_matches(str(key), _REQUIRED + _OPTIONAL, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "known keys: " + ", ".join(_REQUIRED + _OPTIONAL)
+            raise TaskError(file, f"unknown front matter key {key!r}", line=key_line(str(key)), fix=hint)
+    for key in _REQUIRED:
+        if meta.get(key) in (None, ""):
+            raise TaskError(
+                file,
+                f"front matter lacks required key {key!r}",
+                line=first + 1,
+                fix=f"add a line '{key}: ...' to the front matter",
+            )
+    language = str(meta.get("language", "python")).lower()
+    if language not in _LANGUAGES:
+        raise TaskError(
+            file, f"language {language!r} is not supported", line=key_line("language"), fix="use 'language: python'"
+        )
+    meta["language"] = language
+    entry = str(meta["entry_point"])
+    if not entry.isidentifier():
+        raise TaskError(
+            file,
+            f"entry_point {entry!r} is not a Python identifier",
+            line=key_line("entry_point"),
+            fix="name the function, e.g. 'entry_point: add'",
+        )
+    return meta, end + 1
+
+
+def _signature(meta: dict[str, Any], file: Path) -> str | None:
+    raw = meta.get("signature")
+    if raw is None:
+        return None
+    sig = str(raw).strip()
+    if not sig.endswith(":"):
+        sig += ":"
+    if not sig.startswith(("def ", "async def ")):
+        raise TaskError(
+            file,
+            f"signature {sig!r} must start with 'def '",
+            fix=f'e.g. signature: "def {meta["entry_point"]}(x: int) -> int:"',
+        )
+    try:
+        ast.parse(sig + "\n    ...\n")
+    except SyntaxError as exc:
+        raise TaskError(
+            file,
+            f"signature is not valid Python: {exc.msg}",
+            fix="write it as the first line of the function, ending with ':'",
+        ) from exc
+    if f"def {meta['entry_point']}(" not in sig:
+        raise TaskError(
+            file, f"signature does not define entry_point {meta['entry_point']!r}", fix="make the two names match"
+        )
+    return sig
+
+
+def _duration(raw: Any, file: Path) -> float | None:
+    if raw is None:
+        return None
+    match = _DURATION.match(str(raw))
+    if not match or float(match["num"]) <= 0:
+        raise TaskError(
+            file,
+            f"time_limit {raw!r} is not a positive duration",
+            fix="write e.g. 'time_limit: 2s' or 'time_limit: 500ms'",
+        )
+    value = float(match["num"])
+    return value / 1000 if (match["unit"] or "").lower() == "ms" else value
+
+
+def _size_mb(raw: Any, file: Path) -> int | None:
+    if raw is None:
+        return None
+    match = _SIZE.match(str(raw))
+    if not match or float(match["num"]) <= 0:
+        raise TaskError(
+            file,
+            f"memory_limit {raw!r} is not a positive size",
+            fix="write e.g. 'memory_limit: 256MB' or 'memory_limit: 1GB'",
+        )
+    unit = (match["unit"] or "m").lower()[0]
+    value = float(match["num"]) * {"k": 1 / 1024, "m": 1, "g": 1024}[unit]
+    if value < 32:
+        raise TaskError(file, f"memory_limit {raw!r} is below the 32 MB minimum", fix="allow at least 32MB")
+    return int(value)
+
+
+def _split_sections(body: list[str], first_line_no: int) -> tuple[list[str], dict[str, list[tuple[int, str]]]]:
+    """Split the body at ``##`` headings outside code fences.
+
+    Returns the description lines and, for ``examples`` and ``tests``, their
+    numbered lines. Other ``##`` sections stay in the description.
+    """
+    description: list[str] = []
+    sections: dict[str, list[tuple[int, str]]] = {}
+    current: list[tuple[int, str]] | None = None
+    fence: str | None = None
+    for offset, line in enumerate(body):
+        number = first_line_no + offset
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            marker = fence_match["fence"]
+            if fence is None:
+                fence = marker[0] * 3
+            elif marker.startswith(fence):
+                fence = None
+        heading = _HEADING.match(line) if fence is None else None
+        if heading:
+            name = heading["name"].strip().lower()
+            if name in ("examples", "example", "tests", "test"):
+                key = "examples" if name.startswith("example") else "tests"
+                current = sections.setdefault(key, [])
+                continue
+            current = None
+        if current is None:
+            description.append(line)
+        else:
+            current.append((number, line))
+    return description, sections
+
+
+def _strip_fences(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    return [(n, line) for n, line in numbered if not _FENCE.match(line)]
+
+
+def _parse_examples(numbered: list[tuple[int, str]] | None, file: Path) -> list[Example]:
+    if not numbered:
+        return []
+    kept = _strip_fences(numbered)
+    text = "\n".join(line for _, line in kept) + "\n"
+    parser = doctest.DocTestParser()
+    try:
+        parsed = parser.get_examples(text, name=str(file))
+    except ValueError as exc:
+        match = re.search(r"line (\d+)", str(exc))
+        line = kept[int(match.group(1))][0] if match and int(match.group(1)) < len(kept) else kept[0][0]
+        raise TaskError(
+            file,
+            f"malformed example: {exc}",
+            line=line,
+            fix="put a space after '>>>' and indent continuation lines with '... '",
+        ) from exc
+    examples = []
+    for ex in parsed:
+        line = kept[ex.lineno][0] if ex.lineno < len(kept) else kept[0][0]
+        try:
+            compile(ex.source, f"{file}:{line}", "single")
+        except SyntaxError as exc:
+            raise TaskError(
+                file, f"example is not valid Python: {exc.msg}", line=line, fix="fix the expression after '>>> '"
+            ) from exc
+        examples.append(Example(source=ex.source, want=ex.want, line=line))
+    if not examples and any(line.strip() for _, line in kept):
+        raise TaskError(
+            file,
+            "## Examples has text but no '>>> ' examples",
+            line=kept[0][0],
+            fix="write each example as '>>> call(...)' followed by the expected output",
+        )
+    return examples
+
+
+def _parse_tests(numbered: list[tuple[int, str]] | None, file: Path) -> list[TestBlock]:
+    if not numbered:
+        return []
+    blocks: list[TestBlock] = []
+    inside: list[tuple[int, str]] | None = None
+    fence = ""
+    for number, line in numbered:
+        match = _FENCE.match(line)
+        if inside is None:
+            if match:
+                info = match["info"].strip().lower()
+                if info not in ("", "python", "py", "python3", "pytest"):
+                    continue
+                fence = match["fence"]
+                inside = []
+            continue
+        if match and match["fence"].startswith(fence) and not match["info"].strip():
+            blocks.append(_test_block(inside, number, file))
+            inside = None
+            continue
+        inside.append((number, line))
+    if inside is not None:
+        start = inside[0][0] - 1 if inside else numbered[-1][0]
+        raise TaskError(file, "code block in ## Tests is not closed", line=start, fix="end the block with a ``` line")
+    if not blocks:
+        raise TaskError(
+            file,
+            "## Tests has no ```python code block",
+            line=numbered[0][0],
+            fix="put pytest functions inside a ```python fenced block",
+        )
+    return blocks
+
+
+def _test_block(numbered: list[tuple[int, str]], closing_line: int, file: Path) -> TestBlock:
+    first = numbered[0][0] if numbered else closing_line
+    code = "\n".join(line for _, line in numbered) + "\n"
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        line = first + (exc.lineno or 1) - 1
+        raise TaskError(
+            file, f"test code is not valid Python: {exc.msg}", line=line, fix="fix the syntax of the test block"
+        ) from exc
+    names = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+    ]
+    if not names:
+        raise TaskError(
+            file, "test block defines no test_* function", line=first, fix="name pytest functions 'test_...'"
+        )
+    return TestBlock(code=code, line=first, test_names=names)

@@ -1,0 +1,424 @@
+"""Per-session git history of code versions: one worktree and one branch per session.
+
+The output folder ``out_dir`` is (or becomes) a git repository of its own. Each
+debate session works in ``out_dir/.worktrees/<session-id>`` on the branch
+``debate/<session-id>``, and every code version that changes a file becomes one
+commit there, with trailers that tie it to the debate::
+
+    Debate-Session: 3f2a9c...
+    Agent: agent-1
+    Phase: proposal
+    Tests: 3/5
+
+Git runs as ``debatecode <debatecode@localhost>`` with signing, hooks and
+line-ending conversion off, so the user's git config (or its absence) never
+changes what is recorded. Git and GitPython errors leave this module only as
+``VersionControlError`` naming the path. Objects here are not thread-safe.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+from debatecode.errors import VersionControlError
+
+try:
+    import git
+except ImportError as exc:  # GitPython refuses to import when no git executable works
+    raise VersionControlError(f"git is not usable: {exc}. Install git 2.36 or newer and put it on PATH.") from exc
+
+__all__ = ["BRANCH_PREFIX", "WORKTREES_DIR", "CommitInfo", "SessionWorktree", "VersionRepository"]
+
+AUTHOR_NAME = "debatecode"
+AUTHOR_EMAIL = "debatecode@localhost"
+MAIN_BRANCH = "main"
+BRANCH_PREFIX = "debate/"
+WORKTREES_DIR = ".worktrees"
+INITIAL_MESSAGE = "debatecode: start version history"
+SESSION_TRAILER = "Debate-Session"
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_TRAILER_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
+_FIELD, _RECORD = "\x1f", "\x1e"
+_LOG_FORMAT = "%H%x1f%an%x1f%ae%x1f%cI%x1f%B%x1f%(trailers:only,unfold)%x1e"
+_CONFIG_OVERRIDES = {
+    "commit.gpgsign": "false",
+    "core.hooksPath": os.devnull,  # no hook of the user's runs on our commits
+    "core.autocrlf": "false",  # stored bytes are the content, exactly
+    "log.showSignature": "false",  # keeps ``git log --format`` output parseable
+}
+
+
+def _git_environment() -> dict[str, str]:
+    """Environment for every git call: fixed identity and config overrides (git >= 2.31)."""
+    env = {f"GIT_{role}_NAME": AUTHOR_NAME for role in ("AUTHOR", "COMMITTER")}
+    env |= {f"GIT_{role}_EMAIL": AUTHOR_EMAIL for role in ("AUTHOR", "COMMITTER")}
+    env |= {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": str(len(_CONFIG_OVERRIDES))}
+    for index, (key, value) in enumerate(_CONFIG_OVERRIDES.items()):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, git.GitCommandError):
+        stderr = str(exc.stderr).strip().removeprefix("stderr:").strip().strip("'").strip()
+        return stderr or str(exc)
+    return str(exc)
+
+
+@contextmanager
+def _git_errors(path: Path, action: str) -> Iterator[None]:
+    """Turn git, GitPython and file-system errors into ``VersionControlError``."""
+    try:
+        yield
+    except (git.GitError, OSError) as exc:
+        raise VersionControlError(f"cannot {action} in {path}: {_describe(exc)}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """One commit of a version history, newest first in ``log()``."""
+
+    sha: str
+    summary: str
+    message: str
+    author_name: str
+    author_email: str
+    committed_at: datetime
+    trailers: Mapping[str, str] = field(default_factory=dict)
+
+
+def _parse_log(output: str) -> list[CommitInfo]:
+    commits = []
+    for record in output.split(_RECORD):
+        record = record.lstrip("\n")
+        if not record:
+            continue
+        sha, name, email, date, message, trailer_text = record.split(_FIELD)
+        pairs = (line.partition(":") for line in trailer_text.splitlines())
+        trailers = {key.strip(): value.strip() for key, sep, value in pairs if sep}
+        message = message.strip()
+        summary = message.partition("\n")[0]
+        commits.append(CommitInfo(sha, summary, message, name, email, datetime.fromisoformat(date), trailers))
+    return commits
+
+
+def _compose_message(message: str, trailers: Mapping[str, str], path: Path) -> str:
+    lines = []
+    for key, value in trailers.items():
+        if not _TRAILER_KEY.fullmatch(key):
+            raise VersionControlError(f"cannot commit in {path}: trailer key {key!r} must be letters, digits and '-'")
+        if "\n" in value or "\r" in value:
+            raise VersionControlError(f"cannot commit in {path}: trailer {key!r} must be a single line")
+        lines.append(f"{key}: {value.strip()}")
+    return message.strip() + "\n\n" + "\n".join(lines) + "\n"
+
+
+def _unified_diff(old: str | None, new: str, relpath: str) -> str:
+    """A git-style unified diff; a file missing before is diffed against /dev/null."""
+    before = re.findall(r"[^\n]*\n|[^\n]+", old or "")
+    after = re.findall(r"[^\n]*\n|[^\n]+", new)
+    fromfile = f"a/{relpath}" if old is not None else "/dev/null"
+    lines = difflib.unified_diff(before, after, fromfile=fromfile, tofile=f"b/{relpath}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+class VersionRepository:
+    """The git repository at an output folder, holding one branch per debate session.
+
+    Opening it creates the folder and ``git init``s it when it is not a
+    repository yet, gives it an empty first commit on ``main`` when it has no
+    commits, and excludes ``.worktrees/`` from its status. A folder nested in
+    another repository gets a repository of its own, so debates never add
+    branches to the enclosing project.
+    """
+
+    def __init__(self, out_dir: str | Path) -> None:
+        """Open or create the version repository at ``out_dir``.
+
+        Raises:
+            VersionControlError: the folder cannot be created, is a broken
+                repository, or git fails.
+        """
+        self.path = Path(out_dir).resolve()
+        self._environment = _git_environment()
+        with _git_errors(self.path, "open the version repository"):
+            self.path.mkdir(parents=True, exist_ok=True)
+            if not (self.path / ".git").exists():
+                init = git.Git(self.path)
+                init.update_environment(**self._environment)
+                init.init(f"--initial-branch={MAIN_BRANCH}", "--quiet")
+            self._repo = git.Repo(self.path)
+            self._repo.git.update_environment(**self._environment)
+            if not self._repo.head.is_valid():
+                self._start_history()
+            self._exclude_worktrees()
+
+    def __repr__(self) -> str:
+        return f"VersionRepository({str(self.path)!r})"
+
+    def __enter__(self) -> VersionRepository:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop GitPython's helper processes. Session worktrees stay as they are."""
+        self._repo.close()
+
+    def open_session(self, session_id: str) -> SessionWorktree:
+        """The worktree of a session on branch ``debate/<session_id>``, created or re-attached.
+
+        A new session's branch starts at the repository's ``HEAD``. A resumed
+        session gets its existing branch back: the worktree is reused when it is
+        still there, and checked out again when it was removed.
+
+        Raises:
+            VersionControlError: the id cannot name a branch, the worktree path
+                is taken by something else, or git fails.
+        """
+        if not _SESSION_ID.fullmatch(session_id) or ".." in session_id or session_id.endswith((".lock", ".")):
+            raise VersionControlError(
+                f"cannot open a worktree in {self.path}: session id {session_id!r} cannot name a branch "
+                "(use letters, digits, '.', '_' and '-')"
+            )
+        branch = BRANCH_PREFIX + session_id
+        path = self.path / WORKTREES_DIR / session_id
+        with _git_errors(path, f"open the worktree of session {session_id}"):
+            if (path / ".git").is_file():
+                # A worktree moved along with out_dir: re-link it before pruning.
+                self._repo.git.worktree("repair", str(path), with_exceptions=False)
+            # Forget worktrees whose folders are gone, so their branches can be checked out again.
+            self._repo.git.worktree("prune")
+            registered = self._worktrees()
+            if path in registered:
+                if registered[path] != branch:
+                    raise VersionControlError(f"worktree {path} is on {registered[path]!r}, expected {branch!r}")
+                return SessionWorktree(self, session_id, path, branch)
+            if path.exists():
+                if not path.is_dir() or any(path.iterdir()):
+                    raise VersionControlError(f"{path} exists but is not a git worktree; move it away and retry")
+                path.rmdir()
+            if self._branch_exists(branch):
+                self._repo.git.worktree("add", "--quiet", str(path), branch)
+            else:
+                self._repo.git.worktree("add", "--quiet", "-b", branch, str(path), "HEAD")
+        return SessionWorktree(self, session_id, path, branch)
+
+    def session_branches(self) -> list[str]:
+        """The names of all ``debate/...`` branches, sorted.
+
+        Raises:
+            VersionControlError: git fails.
+        """
+        with _git_errors(self.path, "list the session branches"):
+            output = self._repo.git.for_each_ref("--format=%(refname:short)", f"refs/heads/{BRANCH_PREFIX}")
+        return sorted(line for line in output.splitlines() if line)
+
+    def log(self, branch: str | None = None) -> list[CommitInfo]:
+        """The commits reachable from ``branch`` (default: ``HEAD``), newest first.
+
+        Raises:
+            VersionControlError: the branch does not exist, or git fails.
+        """
+        ref = branch or "HEAD"
+        with _git_errors(self.path, f"read the history of {ref}"):
+            output = self._repo.git.log(f"--format={_LOG_FORMAT}", ref, "--", strip_newline_in_stdout=False)
+        return _parse_log(output)
+
+    def _remove_worktree(self, path: Path) -> None:
+        with _git_errors(path, "remove the worktree"):
+            if path.is_dir():
+                # --force: a worktree left by a crash may hold uncommitted files;
+                # every version worth keeping is already committed on the branch.
+                self._repo.git.worktree("remove", "--force", str(path))
+            self._repo.git.worktree("prune")
+
+    def _start_history(self) -> None:
+        """Give ``main`` an empty first commit (by plumbing: files in the folder stay untracked)."""
+        g = self._repo.git
+        if not self._branch_exists(MAIN_BRANCH):
+            empty_tree = g.mktree()
+            first = g.commit_tree(empty_tree, "-m", INITIAL_MESSAGE)
+            try:
+                g.update_ref(f"refs/heads/{MAIN_BRANCH}", first, "")  # "": only if it does not exist yet
+            except git.GitCommandError:
+                if not self._branch_exists(MAIN_BRANCH):  # else another process just started it
+                    raise
+        g.symbolic_ref("HEAD", f"refs/heads/{MAIN_BRANCH}")
+
+    def _exclude_worktrees(self) -> None:
+        exclude = Path(self._repo.common_dir) / "info" / "exclude"
+        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        if f"{WORKTREES_DIR}/" in (line.strip().lstrip("/") for line in existing.splitlines()):
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        separator = "" if not existing or existing.endswith("\n") else "\n"
+        with exclude.open("a", encoding="utf-8") as handle:
+            handle.write(f"{separator}# debatecode session worktrees\n{WORKTREES_DIR}/\n")
+
+    def _branch_exists(self, branch: str) -> bool:
+        status, _, _ = self._repo.git.show_ref(
+            "--verify", "--quiet", f"refs/heads/{branch}", with_extended_output=True, with_exceptions=False
+        )
+        return status == 0
+
+    def _worktrees(self) -> dict[Path, str | None]:
+        """Registered worktree path -> checked-out branch (None when detached)."""
+        output = self._repo.git.worktree("list", "--porcelain", "-z", strip_newline_in_stdout=False)
+        worktrees: dict[Path, str | None] = {}
+        current: Path | None = None
+        for entry in output.split("\0"):
+            if entry.startswith("worktree "):
+                current = Path(entry.removeprefix("worktree ")).resolve()
+                worktrees[current] = None
+            elif entry.startswith("branch ") and current is not None:
+                worktrees[current] = entry.removeprefix("branch ").removeprefix("refs/heads/")
+        return worktrees
+
+
+class SessionWorktree:
+    """The checked-out branch ``debate/<session_id>`` in which one session commits its versions."""
+
+    def __init__(self, repository: VersionRepository, session_id: str, path: Path, branch: str) -> None:
+        """Attach to an existing worktree; use ``VersionRepository.open_session``.
+
+        Raises:
+            VersionControlError: the path is not a git worktree.
+        """
+        self.session_id = session_id
+        self.path = path
+        self.branch = branch
+        self._repository = repository
+        self._closed = False
+        with _git_errors(path, "open the worktree"):
+            self._repo = git.Repo(path)
+            self._repo.git.update_environment(**_git_environment())
+
+    def __repr__(self) -> str:
+        return f"SessionWorktree({self.session_id!r}, {str(self.path)!r})"
+
+    def __enter__(self) -> SessionWorktree:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close(remove_worktree=True)
+
+    def head(self) -> str:
+        """The sha of the branch's newest commit.
+
+        Raises:
+            VersionControlError: the worktree is closed, or git fails.
+        """
+        self._check_open("read HEAD")
+        with _git_errors(self.path, "read HEAD"):
+            return self._repo.head.commit.hexsha
+
+    def commit_version(self, relpath: str, content: str, message: str, trailers: dict[str, str] | None = None) -> str:
+        """Write ``content`` to ``relpath`` and commit it; return the sha that holds it.
+
+        Only ``relpath`` is committed, and only when its content differs from
+        the branch's ``HEAD``. When it does not, no commit is made (an empty
+        commit would add noise to ``git log -p`` and ``git blame``) and the
+        current ``HEAD`` sha is returned: whatever happens, the returned commit's
+        tree holds exactly ``content`` at ``relpath``. The provenance of a repeat
+        (which agent, which phase) lives in the ``code_versions`` row, not in git.
+
+        The message gets a ``Debate-Session: <id>`` trailer, then ``trailers``
+        in the given order (for example ``Agent``, ``Phase``, ``Tests``).
+
+        Raises:
+            VersionControlError: the path leaves the worktree, a trailer is not a
+                single ``Key: value`` line, the worktree is closed, or git fails.
+        """
+        self._check_open(f"commit {relpath}")
+        target, rel = self._resolve(relpath)
+        extra = dict(trailers or {})
+        if extra.pop(SESSION_TRAILER, self.session_id) != self.session_id:
+            raise VersionControlError(f"cannot commit in {self.path}: {SESSION_TRAILER} must be {self.session_id}")
+        text = _compose_message(
+            message or f"debatecode: update {rel}", {SESSION_TRAILER: self.session_id, **extra}, self.path
+        )
+        with _git_errors(self.path, f"commit {rel}"):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content.encode("utf-8"))
+            g = self._repo.git
+            g.add("--", rel)
+            changed, _, stderr = g.diff(
+                "--cached", "--quiet", "HEAD", "--", rel, with_extended_output=True, with_exceptions=False
+            )
+            if changed not in (0, 1):
+                raise VersionControlError(f"cannot compare {rel} with HEAD in {self.path}: {stderr}")
+            if changed:
+                g.commit("--quiet", "--no-verify", "-m", text, "--", rel)
+            return self._repo.head.commit.hexsha
+
+    def diff_from_previous(self, relpath: str, content: str) -> str:
+        """Unified diff from ``relpath`` as committed on the branch to ``content``.
+
+        Empty when they are equal; against ``/dev/null`` when the file is not
+        committed yet.
+
+        Raises:
+            VersionControlError: the path leaves the worktree, names a folder, the
+                worktree is closed, or git fails.
+        """
+        self._check_open(f"diff {relpath}")
+        _, rel = self._resolve(relpath)
+        with _git_errors(self.path, f"read {rel} at HEAD"):
+            try:
+                blob = self._repo.head.commit.tree / rel
+            except KeyError:
+                return _unified_diff(None, content, rel)
+            if blob.type != "blob":
+                raise VersionControlError(f"cannot diff {rel} in {self.path}: it is a {blob.type}, not a file")
+            previous = blob.data_stream.read().decode("utf-8", errors="replace")
+        return _unified_diff(previous, content, rel)
+
+    def log(self, branch: str | None = None) -> list[CommitInfo]:
+        """The commits of ``branch`` (default: this session's branch), newest first.
+
+        Raises:
+            VersionControlError: the branch does not exist, or git fails.
+        """
+        return self._repository.log(branch or self.branch)
+
+    def close(self, remove_worktree: bool = True) -> None:
+        """Stop using the worktree; with ``remove_worktree``, delete its folder and prune it.
+
+        The branch ``debate/<session_id>`` always stays, so the session can be
+        inspected with ``git log`` and resumed with ``open_session``. Closing
+        twice is harmless.
+
+        Raises:
+            VersionControlError: the worktree cannot be removed.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._repo.close()
+        if remove_worktree:
+            self._repository._remove_worktree(self.path)
+
+    def _check_open(self, action: str) -> None:
+        if self._closed:
+            raise VersionControlError(f"cannot {action} in {self.path}: the session worktree is closed")
+
+    def _resolve(self, relpath: str) -> tuple[Path, str]:
+        """The file's path on disk and its path in the repository, checked to stay inside."""
+        pure = PurePosixPath(relpath.replace("\\", "/"))
+        if not relpath or pure.is_absolute() or ".." in pure.parts or ".git" in pure.parts or not pure.parts:
+            raise VersionControlError(f"{relpath!r} is not a file path inside worktree {self.path}")
+        target = self.path.joinpath(*pure.parts)
+        if not target.resolve().is_relative_to(self.path.resolve()):
+            raise VersionControlError(f"{relpath!r} leads outside worktree {self.path} (through a symlink)")
+        return target, pure.as_posix()

@@ -1,0 +1,64 @@
+"""End to end with the real embedded model (llama.cpp, Gemma 3 270M) on the trivial task.
+
+The small base model is often wrong; this asserts the pipeline, not the answer:
+the run completes, the session and its turns persist, and versions are committed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.cli.helpers import REPO, run_cli
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_local_model_solves_trivial_task_in_docker(tmp_path: Path, requires_docker: None) -> None:
+    pytest.importorskip("llama_cpp", reason="the embedded model needs the `local` extra")
+    proc = run_cli(
+        "solve",
+        str(REPO / "examples" / "tasks" / "add.md"),
+        "--agents",
+        "2",
+        "--rounds",
+        "1",
+        "--sandbox",
+        "docker",
+        "--out",
+        "out",
+        cwd=tmp_path,
+        timeout=900,
+    )
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    with sqlite3.connect(tmp_path / ".debatecode" / "debatecode.db") as conn:
+        sessions = list(conn.execute("select id, status, model, prompt_tokens, completion_tokens from debate_sessions"))
+        assert len(sessions) == 1
+        session_id, status, model, prompt_tokens, completion_tokens = sessions[0]
+        assert (status, model) == ("completed", "local/gemma-3-270m")
+        assert prompt_tokens > 0 and completion_tokens > 0
+        turns = list(
+            conn.execute(
+                "select phase, agent_id, provider, prompt_tokens from debate_turns where session_id = ?", (session_id,)
+            )
+        )
+    assert len(turns) >= 2
+    assert {agent for _, agent, _, _ in turns} == {"agent-1", "agent-2"}
+    assert all(tokens > 0 for *_, tokens in turns), "real llama.cpp token counts are recorded"
+    branches = subprocess.run(
+        ["git", "-C", str(tmp_path / "out"), "branch", "--list", f"debate/{session_id}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"debate/{session_id}" in branches.stdout
+    log = subprocess.run(
+        ["git", "-C", str(tmp_path / "out"), "log", "--format=%s", f"debate/{session_id}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert any(line.startswith("report:") for line in log.stdout.splitlines())
+    assert (tmp_path / "out" / "report.md").exists()

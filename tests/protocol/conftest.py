@@ -1,0 +1,73 @@
+"""Build a real engine over scripted models, the dummy sandbox and a real SQLite store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.dummy_sandbox import DummySandbox
+
+from debatecode.config import DebateConfig, load_config
+from debatecode.llm.client import LLMClient
+from debatecode.llm.scripted import ScriptedModel, ScriptedReply, register_scripted, unregister_scripted
+from debatecode.protocol.engine import DebateEngine
+from debatecode.protocol.events import Event, EventBus
+from debatecode.store import open_store
+from debatecode.store.repository import SessionStore
+
+REPO = Path(__file__).resolve().parents[2]
+ADD_TASK = REPO / "examples" / "tasks" / "add.md"
+ADD_REPLIES = REPO / "examples" / "replies" / "add.yaml"
+
+GOOD = "```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
+BAD = "```python\ndef add(a: int, b: int) -> int:\n    return a - b\n```"
+PARTIAL = "```python\ndef add(a: int, b: int) -> int:\n    return a + b if a > 0 else a - b\n```"
+WORSE = "```python\ndef add(a, b):\n    raise ValueError('no')\n```"
+
+
+def reply(content: str, **filters: Any) -> ScriptedReply:
+    return ScriptedReply(content=content, **filters)
+
+
+class Harness:
+    """One engine's world: config, store, event log."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.store_url = f"sqlite:///{tmp_path / 'store.db'}"
+        self.events: list[Event] = []
+        self.sandbox = DummySandbox()
+        self._names: list[str] = []
+
+    def config(self, model: str, **overrides: Any) -> DebateConfig:
+        values: dict[str, Any] = {"model": model, "out": self.tmp_path / "out", "store_url": self.store_url}
+        values.update(overrides)
+        return load_config(overrides=values, use_file=False)
+
+    def scripted(self, name: str, replies: list[ScriptedReply | str], **kwargs: Any) -> str:
+        register_scripted(name, ScriptedModel(replies, **kwargs))
+        self._names.append(name)
+        return f"scripted/{name}"
+
+    def engine(self, config: DebateConfig) -> tuple[DebateEngine, SessionStore]:
+        store = open_store(config.store_url)
+        bus = EventBus()
+        bus.subscribe(self.events.append)
+        llm = LLMClient(config.llm, token_budget=config.token_budget)
+        return DebateEngine(config, llm=llm, sandbox=self.sandbox, store=store, bus=bus), store
+
+    def close(self) -> None:
+        for name in self._names:
+            unregister_scripted(name)
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[Harness]:
+    h = Harness(tmp_path)
+    yield h
+    h.close()
+
+
+MakeReply = Callable[..., ScriptedReply]

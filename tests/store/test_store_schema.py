@@ -1,0 +1,211 @@
+"""The store's schema: what the migrations create, how they run, and the public surface."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from pydantic import BaseModel
+from sqlalchemy import create_engine, inspect
+
+import debatecode.store
+from debatecode.errors import StoreError
+from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TurnRecord
+from debatecode.store import SessionStore, open_store
+from debatecode.store.models import Base
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TABLES: dict[str, type[BaseModel]] = {
+    "debate_sessions": SessionRecord,
+    "debate_turns": TurnRecord,
+    "code_versions": CodeVersionRecord,
+}
+
+
+def accepts_none(annotation: object) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and type(None) in typing.get_args(
+        annotation
+    )
+
+
+def revision_of(db_path: Path) -> list[str]:
+    with sqlite3.connect(db_path) as conn:
+        return [row[0] for row in conn.execute("SELECT version_num FROM alembic_version")]
+
+
+def test_migrations_create_the_three_tables_with_every_record_field(store: SessionStore, db_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{db_path}")
+    try:
+        inspector = inspect(engine)
+        assert set(TABLES) | {"alembic_version"} <= set(inspector.get_table_names())
+        for table, record in TABLES.items():
+            columns = {column["name"]: column for column in inspector.get_columns(table)}
+            assert set(columns) == set(record.model_fields), table
+            for name, info in record.model_fields.items():
+                assert columns[name]["nullable"] == accepts_none(info.annotation), f"{table}.{name}"
+            assert inspector.get_pk_constraint(table)["constrained_columns"] == ["id"]
+    finally:
+        engine.dispose()
+
+
+def test_migrations_create_keys_indexes_and_unique_constraints(store: SessionStore, db_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{db_path}")
+    try:
+        inspector = inspect(engine)
+        uniques = {
+            table: {tuple(uc["column_names"]) for uc in inspector.get_unique_constraints(table)} for table in TABLES
+        }
+        assert uniques["debate_turns"] == {("session_id", "seq"), ("session_id", "key")}
+        assert uniques["code_versions"] == {("session_id", "version_number")}
+        for table in ("debate_turns", "code_versions"):
+            indexed = {tuple(ix["column_names"]) for ix in inspector.get_indexes(table)}
+            assert ("session_id",) in indexed, table
+        foreign = {
+            table: {(fk["constrained_columns"][0], fk["referred_table"]) for fk in inspector.get_foreign_keys(table)}
+            for table in TABLES
+        }
+        assert foreign["debate_turns"] == {("session_id", "debate_sessions")}
+        assert foreign["code_versions"] == {("session_id", "debate_sessions"), ("turn_id", "debate_turns")}
+        timestamp_types = {
+            str(c["type"]) for c in inspector.get_columns("debate_sessions") if c["name"].endswith("_at")
+        }
+        assert timestamp_types == {"DATETIME"}
+    finally:
+        engine.dispose()
+
+
+def test_models_and_migrations_describe_the_same_schema(store: SessionStore, db_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{db_path}")
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            assert compare_metadata(context, Base.metadata) == []
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_pragmas_are_set_on_store_connections(store: SessionStore, db_path: Path) -> None:
+    with store._engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
+    assert db_path.parent.is_dir()
+
+
+def test_reopening_an_existing_store_is_idempotent(
+    store_url: str, db_path: Path, make_session: Callable[..., SessionRecord]
+) -> None:
+    record = make_session()
+    with open_store(store_url) as first:
+        first.create_session(record)
+    assert revision_of(db_path) == ["0001"]
+    for _ in range(2):
+        with open_store(store_url) as again:
+            assert again.get_session(record.id) == record
+    assert revision_of(db_path) == ["0001"]
+
+
+def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    errors: list[BaseException] = []
+    stores: list[SessionStore] = []
+    lock = threading.Lock()
+
+    def open_one() -> None:
+        try:
+            opened = open_store(url)
+        except BaseException as exc:
+            errors.append(exc)
+        else:
+            with lock:
+                stores.append(opened)
+
+    threads = [threading.Thread(target=open_one) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for opened in stores:
+        opened.close()
+    assert errors == []
+    assert len(stores) == 6
+    assert revision_of(tmp_path / "race.db") == ["0001"]
+
+
+def test_a_database_from_a_newer_debatecode_is_refused_with_store_error(store_url: str, db_path: Path) -> None:
+    open_store(store_url).close()
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999'")
+    with pytest.raises(StoreError, match="newer debatecode") as caught:
+        open_store(store_url)
+    assert store_url in str(caught.value)
+
+
+def test_alembic_cli_upgrades_a_database_using_the_repo_ini(
+    tmp_path: Path, make_session: Callable[..., SessionRecord]
+) -> None:
+    db_path = tmp_path / "cli" / "cli.db"
+    url = f"sqlite:///{db_path}"
+    env = os.environ | {"DEBATECODE_STORE_URL": url}
+    result = subprocess.run(
+        [sys.executable, "-m", "alembic", "-c", str(REPO_ROOT / "alembic.ini"), "upgrade", "head"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Running upgrade  -> 0001" in result.stderr
+    assert revision_of(db_path) == ["0001"]
+    with sqlite3.connect(db_path) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert set(TABLES) <= tables
+    record = make_session()
+    with open_store(url) as cli_made:
+        cli_made.create_session(record)
+        assert cli_made.get_session(record.id) == record
+
+
+def test_unusable_urls_raise_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="invalid store URL"):
+        open_store("not a url")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="directory"):
+        open_store(f"sqlite:///{blocker / 'sub' / 'x.db'}")
+    with pytest.raises(StoreError, match="nosuchdialect"):
+        open_store("nosuchdialect://host/db")
+
+
+def test_password_is_masked_in_the_store_url() -> None:
+    with pytest.raises(StoreError) as caught:
+        open_store("postgresql+psycopg://user:hunter2@127.0.0.1:1/db")
+    assert "hunter2" not in str(caught.value)
+
+
+def test_store_package_exports_exactly_its_public_api() -> None:
+    assert debatecode.store.__all__ == ["SessionStore", "open_store"]
+    assert debatecode.store.SessionStore is SessionStore
+    assert debatecode.store.open_store is open_store
+
+
+def test_importing_the_store_package_does_not_import_sqlalchemy() -> None:
+    code = (
+        "import sys, debatecode\n"
+        "before = 'sqlalchemy' in sys.modules\n"
+        "import debatecode.store\n"
+        "assert before or 'sqlalchemy' not in sys.modules, 'debatecode.store imported sqlalchemy eagerly'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

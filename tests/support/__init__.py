@@ -1,0 +1,1 @@
+"""Test-only helpers shared across the test suites. Never imported by the package."""
