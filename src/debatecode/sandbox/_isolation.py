@@ -97,14 +97,16 @@ def bwrap_command(
     for masked in _MASKED_FILES:
         if os.path.exists(masked):
             args += ["--ro-bind", "/dev/null", masked]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    if size_ok:
+        args += ["--size", str(max(16, limits.disk_mb // 2) * 1024 * 1024)]
+    # The fresh /tmp comes before the interpreter binds: a venv or a checkout under /tmp stays visible.
+    args += ["--tmpfs", "/tmp"]
     made: set[str] = set()
     for root in python_roots(python):
         args += _parent_dirs(root, made)
         args += ["--ro-bind", root, root]
-    args += ["--dev", "/dev", "--proc", "/proc"]
-    if size_ok:
-        args += ["--size", str(max(16, limits.disk_mb // 2) * 1024 * 1024)]
-    args += ["--tmpfs", "/tmp", *_parent_dirs(workdir, made), "--bind", workdir, workdir, "--chdir", workdir]
+    args += [*_parent_dirs(workdir, made), "--bind", workdir, workdir, "--chdir", workdir]
     if as_root:
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     args += ["--remount-ro", "/", "--"]
