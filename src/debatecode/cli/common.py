@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypeVar
 
 import typer
 from rich.console import Console
@@ -16,8 +15,6 @@ __all__ = ["console", "err_console", "fail", "reporting_errors", "setup_logging"
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
-
-T = TypeVar("T")
 
 
 def setup_logging(verbose: bool = False) -> None:
@@ -55,15 +52,3 @@ def reporting_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")
         sys.exit(130)
-
-
-def lazy(import_path: str) -> Callable[..., object]:
-    """Import ``module:attr`` on first call (keeps ``--help`` fast)."""
-    module_name, attr = import_path.split(":")
-
-    def call(*args: object, **kwargs: object) -> object:
-        import importlib
-
-        return getattr(importlib.import_module(module_name), attr)(*args, **kwargs)
-
-    return call
