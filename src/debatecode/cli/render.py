@@ -74,7 +74,7 @@ class LiveRenderer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self.live is not None:
-            self.live.update(self._render())
+            self.live.update(self._render(), refresh=True)
             self.live.__exit__(exc_type, exc, tb)
             self.live = None
 
@@ -128,7 +128,7 @@ class LiveRenderer:
 
     def _refresh(self) -> None:
         if self.live is not None:
-            self.live.update(self._render())
+            self.live.update(self._render(), refresh=True)
 
     def _render(self) -> Group:
         state = self.state
