@@ -22,6 +22,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from debatecode.errors import ConfigError
+from debatecode.sandbox.settings import SandboxSettings
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -64,29 +65,6 @@ class LLMSettings(BaseModel):
     """Override the provider's base URL (for example a local vLLM or Ollama server)."""
     prompt_style: Literal["auto", "chat", "completion"] = "auto"
     """``completion`` prompts end with the function header (for base models); ``chat`` asks for a fenced code block. ``auto`` picks completion for ``local/`` models."""
-
-
-class SandboxSettings(BaseModel):
-    """Where and under which limits generated code runs."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    backend: Literal["auto", "docker", "local"] = "auto"
-    """``docker`` when an engine answers (``auto``), else the weaker ``local`` fallback, which warns."""
-    image: str = "debatecode/sandbox-python:latest"
-    """Docker image built by ``debatecode sandbox build``."""
-    timeout_s: float = Field(default=10.0, gt=0)
-    """Default per-test time limit in seconds; a task's ``time_limit`` overrides it."""
-    memory_mb: int = Field(default=512, ge=32)
-    """Default memory limit in MiB; a task's ``memory_limit`` overrides it."""
-    pids: int = Field(default=128, ge=8)
-    """Process and thread limit per job."""
-    cpus: float = Field(default=1.0, gt=0)
-    """CPU quota per job, in cores."""
-    output_bytes: int = Field(default=200_000, ge=1024)
-    """Cap on captured stdout and stderr, each, per job."""
-    disk_mb: int = Field(default=64, ge=1)
-    """Size of the job's writable work directory, in MiB."""
 
 
 class PhaseSettings(BaseModel):
@@ -201,14 +179,19 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _env_names(model: type[BaseModel], prefix: str = "", dotted: str = "") -> dict[str, str]:
+    """Every ``DEBATECODE_*`` variable name a settings model answers to, mapped to its dotted key."""
+    names: dict[str, str] = {}
+    for key, nested in _known_keys(model).items():
+        var = f"{prefix}{key}".upper()
+        names[ENV_PREFIX + var] = f"{dotted}{key}"
+        if nested is not None:
+            names.update(_env_names(nested, f"{var}__", f"{dotted}{key}."))
+    return names
+
+
 def _check_env(environ: dict[str, str]) -> None:
-    env_names: dict[str, str] = {}
-    for name, info in DebateConfig.model_fields.items():
-        env_names[f"{ENV_PREFIX}{name}".upper()] = name
-        annotation = info.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            for sub in annotation.model_fields:
-                env_names[f"{ENV_PREFIX}{name}__{sub}".upper()] = f"{name}.{sub}"
+    env_names = _env_names(DebateConfig)
     for var in environ:
         upper = var.upper()
         if not upper.startswith(ENV_PREFIX) or upper in _NON_SETTING_ENV:
@@ -287,35 +270,35 @@ def config_reference_markdown() -> str:
     """The configuration reference, generated from the field docstrings."""
     out = ["# Configuration reference", "", "Generated from `debatecode.config` (`python -m debatecode.config`).", ""]
     out.append(
-        f"Sources, in rising priority: defaults, `{CONFIG_FILE_NAME}`, `{ENV_PREFIX}*` environment variables, command-line flags."
+        f"Sources, in rising priority: defaults, `{CONFIG_FILE_NAME}`, `{ENV_PREFIX}*` environment variables, "
+        "command-line flags. Unknown keys are errors. Nested keys use a double underscore in variables, "
+        f"e.g. `{ENV_PREFIX}SANDBOX__BACKEND`."
     )
     out.append("")
 
-    def section(model: type[BaseModel], prefix: str) -> None:
+    def section(model: type[BaseModel], prefix: str, title: str) -> None:
+        out.extend([title, ""])
+        doc = (model.__doc__ or "").strip()
+        if prefix and doc:
+            out.extend([doc, ""])
         out.append("| key | env | default | meaning |")
         out.append("|---|---|---|---|")
+        nested_models: list[tuple[str, type[BaseModel]]] = []
         for name, info in model.model_fields.items():
             annotation = info.annotation
             if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                nested_models.append((name, annotation))
                 continue
             key = f"{prefix}{name}"
             env = ENV_PREFIX + key.replace(".", "__").upper()
             default = info.get_default(call_default_factory=True)
-            doc = (info.description or "").replace("\n", " ")
-            out.append(f"| `{key}` | `{env}` | `{default!s}` | {doc} |")
+            doc_line = (info.description or "").replace("\n", " ").replace("|", "\\|")
+            out.append(f"| `{key}` | `{env}` | `{default!s}` | {doc_line} |")
         out.append("")
+        for name, nested in nested_models:
+            section(nested, f"{prefix}{name}.", f"## [{prefix}{name}]")
 
-    out.append("## Top level")
-    out.append("")
-    section(DebateConfig, "")
-    for name, info in DebateConfig.model_fields.items():
-        annotation = info.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            out.append(f"## [{name}]")
-            out.append("")
-            out.append((annotation.__doc__ or "").strip())
-            out.append("")
-            section(annotation, f"{name}.")
+    section(DebateConfig, "", "## Top level")
     return "\n".join(out)
 
 

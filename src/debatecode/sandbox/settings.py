@@ -1,0 +1,32 @@
+"""Settings of the sandbox layer (the ``[sandbox]`` section of ``debatecode.toml``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["SandboxSettings"]
+
+
+class SandboxSettings(BaseModel):
+    """Where and under which limits generated code runs."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    backend: Literal["auto", "docker", "local"] = "auto"
+    """``docker`` when an engine answers (``auto``), else the weaker ``local`` fallback, which warns."""
+    image: str = "debatecode/sandbox-python:latest"
+    """Docker image built by ``debatecode sandbox build``."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    """Default per-test time limit in seconds; a task's ``time_limit`` overrides it."""
+    memory_mb: int = Field(default=512, ge=32)
+    """Default memory limit in MiB; a task's ``memory_limit`` overrides it."""
+    pids: int = Field(default=128, ge=8)
+    """Process and thread limit per job."""
+    cpus: float = Field(default=1.0, gt=0)
+    """CPU quota per job, in cores."""
+    output_bytes: int = Field(default=200_000, ge=1024)
+    """Cap on captured stdout and stderr, each, per job."""
+    disk_mb: int = Field(default=64, ge=1)
+    """Size of the job's writable work directory, in MiB."""
