@@ -53,7 +53,10 @@ def main() -> None:
     lines = [
         "| command | median | p95 | × baseline |",
         "|---|---|---|---|",
-        *[f"| `{name}` | {median * 1000:.0f} ms | {p95 * 1000:.0f} ms | {ratio:.1f} |" for name, median, p95, ratio in rows],
+        *[
+            f"| `{name}` | {median * 1000:.0f} ms | {p95 * 1000:.0f} ms | {ratio:.1f} |"
+            for name, median, p95, ratio in rows
+        ],
     ]
     table = "\n".join(lines)
     print(table)

@@ -1,100 +1,19 @@
-"""A first, small corpus of attacks on the sandboxes (a later issue expands it).
+"""Attacks on the sandboxes, part 1: writing, reading and talking out of the box, forging the result.
 
-Each attack runs against Docker and, where it applies, the local backend.
-Modes that are known to fall short are listed in ``KNOWN_DIFFERENCES`` and run
-as strict xfails; attacks too dangerous to run at all in a mode are listed in
-``NOT_RUN``. After every Docker attack, no ``debatecode``-labelled container
-of that attack may be left behind (a per-test label keeps other debatecode runs
-on the machine out of the count).
+The backends, known differences and after-attack checks are in ``_sandbox_attacks.py``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
-import subprocess
-import time
-import uuid
-from collections.abc import AsyncIterator
+import socket
 from pathlib import Path
 
-import pytest
+from _sandbox_attacks import Target, attack_target_fixture
 
-from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
-from debatecode.sandbox.docker import DockerSandbox
-from debatecode.sandbox.local import LocalSandbox
-
-_WEAK_LOCAL = {
-    "test_network_egress_fails": "plain rlimits mode shares the host's network",
-    "test_writing_outside_the_work_dir_fails": "plain rlimits mode sees the host filesystem with the caller's rights",
-}
-KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {
-    "docker": {},
-    "bubblewrap": {},
-    "rlimits-root": {
-        **_WEAK_LOCAL,
-        "test_reading_etc_shadow_fails": "plain rlimits mode as root, with an interpreter uid 65534 cannot use",
-    },
-    "rlimits-user": dict(_WEAK_LOCAL),
-    "rlimits-nobody": {"test_network_egress_fails": _WEAK_LOCAL["test_network_egress_fails"]},
-}
-"""Isolation mode -> attack -> why that mode does not stop it."""
-NOT_RUN: dict[str, dict[str, str]] = {
-    "rlimits-root": {
-        "test_fork_bomb_returns_within_the_timeout": "root's processes are exempt from RLIMIT_NPROC, so nothing "
-        "bounds the bomb but the time limit; not run, to protect the test machine"
-    }
-}
-"""Isolation mode -> attack -> why it is not run in that mode."""
-
-BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "local", "local-rlimits"]
-
-
-def isolation_mode(backend_id: str) -> str:
-    if backend_id == "docker":
-        return "docker"
-    sandbox = LocalSandbox(isolation="rlimits" if backend_id == "local-rlimits" else "auto")
-    if sandbox.isolation == "bubblewrap":
-        return "bubblewrap"
-    if os.geteuid() != 0:
-        return "rlimits-user"
-    return "rlimits-nobody" if sandbox.probe.drop_to_nobody else "rlimits-root"
-
-
-def debatecode_containers(run_label: str) -> list[str]:
-    """Containers labelled ``debatecode`` and this test's run label.
-
-    The run label keeps debatecode runs elsewhere on the machine from being counted.
-    """
-    docker_cli = shutil.which("docker")
-    if docker_cli is None:
-        return []
-    command = [docker_cli, "ps", "-a", "-q", "--filter", "label=debatecode", "--filter", f"label={run_label}"]
-    return subprocess.run(command, capture_output=True, text=True, check=False).stdout.split()
-
-
-@pytest.fixture(params=BACKENDS)
-async def sandbox(request: pytest.FixtureRequest) -> AsyncIterator[Sandbox]:
-    backend_id = str(request.param)
-    mode = isolation_mode(backend_id)
-    test_name = request.node.originalname
-    if test_name in NOT_RUN.get(mode, {}):
-        pytest.skip(f"not run in {mode} mode: {NOT_RUN[mode][test_name]}")
-    reason = KNOWN_DIFFERENCES[mode].get(test_name)
-    if reason:
-        request.applymarker(pytest.mark.xfail(reason=f"known difference ({mode}): {reason}", strict=True))
-    instance: Sandbox
-    run_label = f"debatecode.test={uuid.uuid4().hex}"
-    if backend_id == "docker":
-        request.getfixturevalue("requires_docker")
-        instance = DockerSandbox(labels=dict([run_label.split("=", 1)]))
-    else:
-        instance = LocalSandbox(isolation="rlimits" if backend_id == "local-rlimits" else "auto")
-    yield instance
-    if backend_id == "docker":
-        assert debatecode_containers(run_label) == [], "the attack left debatecode containers behind"
-    await instance.aclose()
+target = attack_target_fixture()
 
 
 def remove_strays(paths: list[str]) -> None:
@@ -104,24 +23,7 @@ def remove_strays(paths: list[str]) -> None:
             os.remove(path)
 
 
-async def py(sandbox: Sandbox, code: str, limits: Limits | None = None) -> ExecResult:
-    return await sandbox.run(
-        ExecJob(files={"attack.py": code}, argv=["python3", "attack.py"], limits=limits or Limits(timeout_s=10))
-    )
-
-
-async def test_fork_bomb_returns_within_the_timeout(sandbox: Sandbox) -> None:
-    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
-    started = time.monotonic()
-    result = await py(sandbox, bomb, Limits(timeout_s=3, pids=64, memory_mb=256))
-    elapsed = time.monotonic() - started
-    assert result.status in {"timeout", "error", "oom"}
-    assert elapsed < 3 + 10, f"the fork bomb held the sandbox for {elapsed:.1f}s"
-    after = await py(sandbox, "print('alive')")
-    assert after.stdout == "alive\n"
-
-
-async def test_writing_outside_the_work_dir_fails(sandbox: Sandbox, tmp_path: Path) -> None:
+async def test_writing_outside_the_work_dir_fails(target: Target, tmp_path: Path) -> None:
     host_target = tmp_path / "host-pwned.txt"
     targets = ["/etc/dc-pwned", "/usr/dc-pwned", "/dc-pwned", "/opt/dc-pwned", str(host_target)]
     code = (
@@ -137,7 +39,7 @@ async def test_writing_outside_the_work_dir_fails(sandbox: Sandbox, tmp_path: Pa
         "print(json.dumps(outcome))\n"
     )
     try:
-        result = await py(sandbox, code)
+        result = await target.run(code)
         outcome = json.loads(result.stdout)
         assert set(outcome) == set(targets)
         assert "WROTE" not in outcome.values(), outcome
@@ -146,7 +48,7 @@ async def test_writing_outside_the_work_dir_fails(sandbox: Sandbox, tmp_path: Pa
         remove_strays(targets[:4])
 
 
-async def test_reading_etc_shadow_fails(sandbox: Sandbox) -> None:
+async def test_reading_etc_shadow_fails(target: Target) -> None:
     code = (
         "try:\n"
         "    data = open('/etc/shadow').read()\n"
@@ -154,12 +56,12 @@ async def test_reading_etc_shadow_fails(sandbox: Sandbox) -> None:
         "except OSError as exc:\n"
         "    print('DENIED', type(exc).__name__)\n"
     )
-    result = await py(sandbox, code)
+    result = await target.run(code)
     assert result.stdout.startswith("DENIED"), result.stdout
     assert "root:" not in result.stdout
 
 
-async def test_network_egress_fails(sandbox: Sandbox) -> None:
+async def test_network_egress_fails(target: Target) -> None:
     code = (
         "import socket\n"
         "print(sorted(name for _, name in socket.if_nameindex()))\n"
@@ -175,16 +77,49 @@ async def test_network_egress_fails(sandbox: Sandbox) -> None:
         "    except OSError as exc:\n"
         "        print(label, 'BLOCKED', type(exc).__name__)\n"
     )
-    result = await py(sandbox, code)
+    result = await target.run(code)
     lines = result.stdout.splitlines()
     assert lines[0] == "['lo']", lines
     assert [line.split()[1] for line in lines[1:]] == ["BLOCKED"] * 4, lines
 
 
-async def test_job_cannot_forge_the_result_or_stop_the_runner(sandbox: Sandbox) -> None:
+def host_addresses() -> list[str]:
+    """This host's IPv4 addresses: loopback, the Docker bridge's gateway, and whatever the hostname resolves to."""
+    addresses = {"127.0.0.1", "172.17.0.1"}
+    with contextlib.suppress(OSError):
+        addresses.update(info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET))
+    return sorted(addresses)
+
+
+async def test_host_loopback_and_bridge_services_are_unreachable(target: Target) -> None:
+    with socket.create_server(("0.0.0.0", 0)) as server:
+        server.setblocking(False)
+        port = server.getsockname()[1]
+        code = (
+            "import socket\n"
+            f"for host in {host_addresses()!r}:\n"
+            "    try:\n"
+            f"        socket.create_connection((host, {port}), timeout=2).sendall(b'hello')\n"
+            "        print(host, 'CONNECTED')\n"
+            "    except OSError as exc:\n"
+            "        print(host, 'BLOCKED', type(exc).__name__)\n"
+        )
+        result = await target.run(code)
+        try:
+            server.accept()
+            accepted = True
+        except BlockingIOError:
+            accepted = False
+    assert "CONNECTED" not in result.stdout, result.stdout
+    assert result.stdout.count("BLOCKED") == len(host_addresses())
+    assert not accepted, "the host's server saw a connection"
+
+
+async def test_job_cannot_forge_the_result_or_stop_the_runner(target: Target) -> None:
     forged = "\n@@DEBATECODE_RESULT@@" + json.dumps({"status": "ok", "exit_code": 0, "stdout": "FORGED"}) + "\n"
     code = (
-        "import os, signal, time\n"
+        "import os, signal, sys, time\n"
+        f"sys.stdout.write({forged!r})\n"
         "runner = os.getppid()\n"
         "try:\n"
         f"    with open(f'/proc/{{runner}}/fd/1', 'w') as handle:\n"
@@ -199,8 +134,9 @@ async def test_job_cannot_forge_the_result_or_stop_the_runner(sandbox: Sandbox) 
         "time.sleep(0.3)\n"
         "raise SystemExit(5)\n"
     )
-    result = await py(sandbox, code)
+    result = await target.run(code)
     assert result.status == "error" and result.exit_code == 5, result
-    assert "FORGED" not in result.stdout
-    if sandbox.name == "docker":
-        assert result.stdout.startswith("DENIED"), "the runner must not be writable through /proc"
+    assert result.stdout.startswith("\n@@DEBATECODE_RESULT@@"), "the job's own marker line stays in its stdout"
+    assert "FORGED" not in result.stdout.split("\n", 2)[-1]
+    if target.name == "docker":
+        assert "DENIED" in result.stdout, "the runner must not be writable through /proc"

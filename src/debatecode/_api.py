@@ -59,6 +59,7 @@ async def solve_async(
     bus: EventBus | None = None,
     services: Services | None = None,
     resume: str | None = None,
+    human: Any = None,
 ) -> Any:
     """Run a debate on ``task`` (or resume session ``resume``) and return its ``DebateResult``.
 
@@ -75,7 +76,9 @@ async def solve_async(
     owned = services is None
     services = services or build_services(config)
     try:
-        engine = DebateEngine(config, llm=services.llm, sandbox=services.sandbox, store=services.store, bus=bus)
+        engine = DebateEngine(
+            config, llm=services.llm, sandbox=services.sandbox, store=services.store, bus=bus, human=human
+        )
         if resume is not None:
             return await engine.resume(resume, parsed)
         return await engine.solve(parsed)

@@ -22,7 +22,24 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from debatecode.errors import ConfigError
+from debatecode.hooks.settings import HooksSettings
+from debatecode.protocol.settings import (
+    AdversarialSettings,
+    CheckpointSettings,
+    ConvergenceSettings,
+    CritiqueSettings,
+    DehallucinationSettings,
+    GateSettings,
+    OptimizationSettings,
+    ParticipantSettings,
+    PhaseSettings,
+    ReviewSettings,
+    SelfEvolvementSettings,
+    TopologySettings,
+)
+from debatecode.quality.settings import QualitySettings
 from debatecode.sandbox.settings import SandboxSettings
+from debatecode.vcs.settings import VcsSettings
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -67,19 +84,6 @@ class LLMSettings(BaseModel):
     """``completion`` prompts end with the function header (for base models); ``chat`` asks for a fenced code block. ``auto`` picks completion for ``local/`` models."""
 
 
-class PhaseSettings(BaseModel):
-    """Which debate phases run. Phases not listed here arrive in later releases."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    proposal: bool = True
-    """Each agent writes a candidate and runs it against the task's examples and tests."""
-    critique: bool = True
-    """Failing candidates get critique-and-revise rounds fed with the real failure output."""
-    convergence: bool = True
-    """Pick the candidate that passes the most tests; ties go to a plurality vote of the agents."""
-
-
 class DebateConfig(BaseSettings):
     """All settings of a debate session."""
 
@@ -93,10 +97,14 @@ class DebateConfig(BaseSettings):
 
     model: str = "local/gemma-3-270m"
     """Model for every agent: any litellm model string, ``local/<name>``, ``scripted/<name>`` or ``scripted:<file.yaml>``."""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Per-role models, e.g. ``{red = "openai/gpt-4o-mini"}``; roles not listed use ``model``."""
+    agent_models: list[str] = Field(default_factory=list)
+    """Heterogeneous debate: proposer ``i`` uses ``agent_models[i % len]`` (e.g. two different models)."""
     agents: int = Field(default=3, ge=1, le=16)
     """Number of proposer agents."""
     rounds: int = Field(default=1, ge=0, le=20)
-    """Critique-and-revise rounds for failing candidates."""
+    """Debate rounds (critique then review) at most."""
     token_budget: int = Field(default=200_000, ge=1)
     """Token budget for the whole session (prompt + completion). When spent, the session stops with partial results saved."""
     max_concurrency: int = Field(default=3, ge=1)
@@ -108,6 +116,23 @@ class DebateConfig(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     phases: PhaseSettings = Field(default_factory=PhaseSettings)
+    participants: ParticipantSettings = Field(default_factory=ParticipantSettings)
+    dehallucination: DehallucinationSettings = Field(default_factory=DehallucinationSettings)
+    self_evolvement: SelfEvolvementSettings = Field(default_factory=SelfEvolvementSettings)
+    critique: CritiqueSettings = Field(default_factory=CritiqueSettings)
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
+    optimization: OptimizationSettings = Field(default_factory=OptimizationSettings)
+    adversarial: AdversarialSettings = Field(default_factory=AdversarialSettings)
+    convergence: ConvergenceSettings = Field(default_factory=ConvergenceSettings)
+    topology: TopologySettings = Field(default_factory=TopologySettings)
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    gates: GateSettings = Field(default_factory=GateSettings)
+    quality: QualitySettings = Field(default_factory=QualitySettings)
+    """How each code version's quality is measured and scored."""
+    vcs: VcsSettings = Field(default_factory=VcsSettings)
+    """The per-session git version history."""
+    hooks: HooksSettings = Field(default_factory=HooksSettings)
+    """Validations at the debate's hook points and in git hooks."""
 
     @classmethod
     def settings_customise_sources(

@@ -112,4 +112,4 @@ def test_reply_with_no_code_is_reported_not_crashed(tmp_path: Path) -> None:
     rows = _session_rows(tmp_path)
     assert rows and rows[0][1] == "completed"
     report = (tmp_path / "debatecode-out" / "report.md").read_text()
-    assert "No candidate was chosen" in report
+    assert "No candidate produced code" in report

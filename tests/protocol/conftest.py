@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +14,34 @@ from debatecode.llm.client import LLMClient
 from debatecode.llm.scripted import ScriptedModel, ScriptedReply, register_scripted, unregister_scripted
 from debatecode.protocol.engine import DebateEngine
 from debatecode.protocol.events import Event, EventBus
+from debatecode.sandbox.base import Sandbox
 from debatecode.store import open_store
 from debatecode.store.repository import SessionStore
 
 REPO = Path(__file__).resolve().parents[2]
 ADD_TASK = REPO / "examples" / "tasks" / "add.md"
 ADD_REPLIES = REPO / "examples" / "replies" / "add.yaml"
+MERGE_TASK = REPO / "examples" / "tasks" / "merge_intervals.md"
 
 GOOD = "```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
 BAD = "```python\ndef add(a: int, b: int) -> int:\n    return a - b\n```"
 PARTIAL = "```python\ndef add(a: int, b: int) -> int:\n    return a + b if a > 0 else a - b\n```"
 WORSE = "```python\ndef add(a, b):\n    raise ValueError('no')\n```"
+
+SKELETON = {
+    "phases.dehallucination": False,
+    "phases.self_evolvement": True,
+    "phases.proposal": True,
+    "phases.critique": False,
+    "phases.review": False,
+    "phases.optimization": False,
+    "phases.adversarial": False,
+    "phases.convergence": True,
+    "participants.contrarian": False,
+    "participants.moonshot": False,
+    "participants.teacher": False,
+}
+"""Only self-evolvement, proposal and convergence: the walking skeleton's protocol."""
 
 
 def reply(content: str, **filters: Any) -> ScriptedReply:
@@ -38,12 +55,15 @@ class Harness:
         self.tmp_path = tmp_path
         self.store_url = f"sqlite:///{tmp_path / 'store.db'}"
         self.events: list[Event] = []
-        self.sandbox = DummySandbox()
+        self.sandbox: Sandbox = DummySandbox()
         self._names: list[str] = []
+        self.stores: list[SessionStore] = []
 
-    def config(self, model: str, **overrides: Any) -> DebateConfig:
+    def config(self, model: str, *, skeleton: bool = False, **overrides: Any) -> DebateConfig:
         values: dict[str, Any] = {"model": model, "out": self.tmp_path / "out", "store_url": self.store_url}
-        values.update(overrides)
+        if skeleton:
+            values.update(SKELETON)
+        values.update({k.replace("__", "."): v for k, v in overrides.items()})
         return load_config(overrides=values, use_file=False)
 
     def scripted(self, name: str, replies: list[ScriptedReply | str], **kwargs: Any) -> str:
@@ -51,16 +71,22 @@ class Harness:
         self._names.append(name)
         return f"scripted/{name}"
 
-    def engine(self, config: DebateConfig) -> tuple[DebateEngine, SessionStore]:
+    def engine(self, config: DebateConfig, *, human: Any = None) -> tuple[DebateEngine, SessionStore]:
         store = open_store(config.store_url)
+        self.stores.append(store)
         bus = EventBus()
         bus.subscribe(self.events.append)
         llm = LLMClient(config.llm, token_budget=config.token_budget)
-        return DebateEngine(config, llm=llm, sandbox=self.sandbox, store=store, bus=bus), store
+        return DebateEngine(config, llm=llm, sandbox=self.sandbox, store=store, bus=bus, human=human), store
+
+    def of(self, kind: type[Event]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
 
     def close(self) -> None:
         for name in self._names:
             unregister_scripted(name)
+        for store in self.stores:
+            store.close()
 
 
 @pytest.fixture
@@ -68,6 +94,3 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
     h = Harness(tmp_path)
     yield h
     h.close()
-
-
-MakeReply = Callable[..., ScriptedReply]

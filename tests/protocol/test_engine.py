@@ -7,87 +7,116 @@ from collections import Counter
 
 from tests.protocol.conftest import ADD_REPLIES, ADD_TASK, BAD, GOOD, PARTIAL, WORSE, Harness, reply
 
-from debatecode.protocol.events import PhaseStarted, SessionStarted, TurnCompleted, VoteCast
+from debatecode.protocol.events import PhaseStarted, RoundCompleted, SessionStarted, TurnCompleted, VoteCast
 from debatecode.task import load_task
 
 
-async def test_full_session_revises_votes_and_persists(harness: Harness) -> None:
-    config = harness.config(f"scripted:{ADD_REPLIES}")
-    engine, store = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
-
-    assert result.status == "completed"
-    assert result.all_passed and (result.passed, result.total) == (4, 4)
-    outcome = result.session.outcome
-    assert outcome["winner"] == "agent-1" and outcome["method"] == "vote"
-    assert outcome["vote"]["tallies"] == {"agent-1": 2.0, "agent-3": 1.0}
-
-    turns = store.turns(result.session.id)
-    kinds = Counter(t.metadata["kind"] for t in turns)
-    assert kinds == {"propose": 3, "revise": 2, "vote": 3}
-    assert [t.seq for t in turns] == list(range(1, 9))
-    assert {t.status for t in turns if t.agent_id == "agent-3" and t.metadata["kind"] == "propose"} == {"no_code"}
-    assert all(t.test_results is not None for t in turns if t.metadata["kind"] != "vote")
-
-    versions = store.versions(result.session.id)
-    assert Counter((v.agent_id, v.tests_passed) for v in versions) == Counter(
-        [("agent-1", 4), ("agent-2", 0), ("agent-2", 4), ("agent-3", 4)]
-    )
-    assert [v.version_number for v in versions] == [1, 2, 3, 4] and all(v.commit_sha for v in versions)
-
-    out = config.out
-    assert result.solution_path == out / "solution.py"
-    assert "return a + b" in (out / "solution.py").read_text()
-    report = (out / "report.md").read_text()
-    for section in ("## Outcome", "## Candidates", "## Turns", "## Transcript", result.session.id):
-        assert section in report
-    log = subprocess.run(
-        ["git", "-C", str(out), "log", "--format=%s", f"debate/{result.session.id}"],
+def _git_subjects(out: object, session_id: str) -> list[str]:
+    return subprocess.run(
+        ["git", "-C", str(out), "log", "--format=%s", f"debate/{session_id}"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.splitlines()
-    assert log[0].startswith("report:") and log[1].startswith("final: agent-1")
-    assert sum(1 for line in log if line.startswith(("proposal:", "critique:"))) == 4
 
-    stored = store.get_session(result.session.id)
-    assert stored.status == "completed" and stored.completed_at is not None
-    assert stored.prompt_tokens > 0 and stored.completion_tokens > 0
+
+async def test_full_protocol_with_the_shipped_replies(harness: Harness) -> None:
+    config = harness.config(f"scripted:{ADD_REPLIES}")
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+
+    assert result.status == "completed", result.error
+    assert [e.phase for e in harness.of(PhaseStarted)] == [
+        "dehallucination",
+        "self_evolvement",
+        "proposal",
+        "critique",
+        "review",
+        "optimization",
+        "adversarial",
+        "convergence",
+    ]
+    assert result.all_passed
+    outcome = result.session.outcome
+    assert outcome["winner"] == "agent-1" and outcome["method"] == "vote"
+    assert outcome["vote"]["method"] == "borda", "six voters pick Borda"
+    assert outcome["explanation"].startswith("The function returns a + b")
+
+    turns = store.turns(result.session.id)
+    kinds = Counter(t.metadata["kind"] for t in turns)
+    assert kinds["draft"] == 3 and kinds["refine-1"] == 2 and kinds["contrast"] == 1 and kinds["vote"] == 6
+    assert [t.seq for t in turns] == list(range(1, len(turns) + 1))
+    assert all(t.test_results is not None for t in turns if t.code is not None)
+
+    # The exchanged test from agent-1 exposed agent-2's b == 0 hack, which visible tests missed.
+    contrast = next(t for t in turns if t.metadata["kind"] == "contrast")
+    assert contrast.agent_id == "agent-2" and contrast.metadata["against"] == "agent-1"
+    assert any(row["call"] == "add(5, 0)" for row in contrast.metadata["disagreements"])
+    attack = next(t for t in turns if t.metadata["kind"] == "attack-agent-2")
+    assert {c["call"] for c in attack.tool_calls} == {"add(5, 0)", "add(0, 0)", "add(-7, 0)"}
+    suites = Counter(case["suite"] for case in contrast.test_results["cases"])
+    assert suites["exchanged"] == 6 and suites["visible"] == 4
+
+    report = result.report_path.read_text()
+    for section in (
+        "## Final code",
+        "## Chosen approach",
+        "## Rejected alternatives",
+        "## Dissents",
+        "## Risk register",
+        "## Confidence",
+    ):
+        assert section in report
+    assert "**contrarian**" in report and "ruled invalid by Blue" in report
+    assert "test_red_1_1" in report, "accepted Red attacks join the regression suite"
+
+    subjects = _git_subjects(config.out, result.session.id)
+    assert subjects[0].startswith("report:") and subjects[1].startswith("final: agent-1")
+    versions = store.versions(result.session.id)
+    assert len({v.version_number for v in versions}) == len(versions) >= 8
     assert any(isinstance(e, VoteCast) for e in harness.events)
-    assert [e.phase for e in harness.events if isinstance(e, PhaseStarted)] == ["proposal", "critique", "convergence"]
 
 
-async def test_most_tests_wins_without_a_vote(harness: Harness) -> None:
+async def test_skeleton_most_tests_wins_without_a_vote(harness: Harness) -> None:
     model = harness.scripted(
-        "most", [reply(GOOD, agent="agent-1"), reply(BAD, agent="agent-2"), reply(BAD, kind="revise")]
+        "most",
+        [
+            reply(GOOD, agent="agent-1"),
+            reply(BAD, agent="agent-2"),
+            reply(BAD, kind="refine-1"),
+            reply(BAD, kind="refine-2"),
+        ],
     )
-    engine, store = harness.engine(harness.config(model, agents=2))
+    engine, store = harness.engine(harness.config(model, skeleton=True, agents=2))
     result = await engine.solve(load_task(ADD_TASK))
     assert result.session.outcome["winner"] == "agent-1"
     assert result.session.outcome["method"] == "most_tests"
     assert not any(t.metadata["kind"] == "vote" for t in store.turns(result.session.id))
 
 
-async def test_a_revision_that_passes_fewer_tests_is_not_adopted(harness: Harness) -> None:
-    model = harness.scripted("regress", [reply(PARTIAL, kind="propose"), reply(WORSE, kind="revise")])
-    engine, store = harness.engine(harness.config(model, agents=1, rounds=1))
+async def test_a_refinement_that_passes_fewer_tests_is_not_adopted(harness: Harness) -> None:
+    model = harness.scripted("regress", [reply(PARTIAL, kind="draft"), reply(WORSE, kind="refine-1")])
+    engine, store = harness.engine(
+        harness.config(model, skeleton=True, agents=1, **{"self_evolvement.max_iterations": 1})
+    )
     result = await engine.solve(load_task(ADD_TASK))
     assert result.status == "completed"
-    assert result.passed == 3, "the 3/4 proposal is kept over the 0/4 revision"
+    assert result.passed == 3, "the 3/4 draft is kept over the 0/4 refinement"
     assert "a > 0" in (result.code or "")
     assert [v.tests_passed for v in store.versions(result.session.id)] == [3, 0]
 
 
 async def test_agents_with_no_code_end_with_no_solution(harness: Harness) -> None:
     model = harness.scripted("silent", [], default="I would rather discuss the requirements first.")
-    engine, store = harness.engine(harness.config(model, agents=2, rounds=1))
+    config = harness.config(model, skeleton=True, agents=2, **{"self_evolvement.max_iterations": 1})
+    engine, store = harness.engine(config)
     result = await engine.solve(load_task(ADD_TASK))
     assert result.status == "completed"
     assert result.code is None and result.solution_path is None
-    assert not (harness.config(model).out / "solution.py").exists()
-    turns = store.turns(result.session.id)
+    assert not (config.out / "solution.py").exists()
+    turns = [t for t in store.turns(result.session.id) if t.provider != "tool"]
     assert len(turns) == 4 and {t.status for t in turns} == {"no_code"}
-    assert "No candidate was chosen" in result.report_path.read_text()
+    assert "No candidate produced code" in result.report_path.read_text()
     assert store.versions(result.session.id) == []
 
 
@@ -95,27 +124,29 @@ async def test_unreachable_model_fails_the_session_and_keeps_its_turns(harness: 
     model = harness.scripted(
         "flaky",
         [
-            reply(PARTIAL, kind="propose"),
-            reply(BAD, kind="propose"),
-            reply("", kind="revise", agent="agent-1", raise_error="unreachable"),
+            reply(PARTIAL, kind="draft", agent="agent-1"),
+            reply(BAD, kind="draft", agent="agent-2"),
+            reply("", kind="refine-1", agent="agent-2", raise_error="unreachable"),
         ],
-        default=GOOD,
+        default=PARTIAL,
     )
-    engine, store = harness.engine(harness.config(model, agents=2, rounds=1))
+    engine, store = harness.engine(
+        harness.config(model, skeleton=True, agents=2, **{"self_evolvement.max_iterations": 1})
+    )
     result = await engine.solve(load_task(ADD_TASK))
     assert result.status == "failed"
     assert "ModelUnreachable" in (result.error or "")
     stored = store.get_session(result.session.id)
     assert stored.status == "failed" and "ModelUnreachable" in (stored.error or "")
-    proposals = [t for t in store.turns(result.session.id) if t.phase == "proposal"]
-    assert len(proposals) == 2, "turns completed before the failure are kept"
+    drafts = [t for t in store.turns(result.session.id) if t.metadata["kind"] == "draft"]
+    assert len(drafts) == 2, "turns completed before the failure are kept"
     assert result.solution_path is not None and "a > 0" in result.solution_path.read_text(), "best code so far is saved"
     assert "What went wrong" in result.report_path.read_text()
 
 
 async def test_budget_exhaustion_stops_cleanly_with_partial_results(harness: Harness) -> None:
-    model = harness.scripted("spendy", [reply(BAD, kind="propose")], default=GOOD)
-    config = harness.config(model, agents=1, rounds=3, token_budget=60)
+    model = harness.scripted("spendy", [reply(BAD, kind="draft")], default=GOOD)
+    config = harness.config(model, skeleton=True, agents=1, token_budget=60)
     engine, store = harness.engine(config)
     result = await engine.solve(load_task(ADD_TASK))
     assert result.status == "budget_exceeded"
@@ -130,18 +161,19 @@ async def test_resume_replays_stored_turns_without_asking_again(harness: Harness
     task = load_task(ADD_TASK)
     first = harness.scripted(
         "crashy",
+        # agent-1 answers late, so agent-2's draft is surely stored before agent-1's refinement fails.
         [
-            reply(BAD, agent="agent-1", kind="propose"),
-            reply(GOOD, agent="agent-2", kind="propose"),
-            reply("", agent="agent-1", kind="revise", raise_error="unreachable"),
+            reply(BAD, agent="agent-1", kind="draft", delay_s=2.0),
+            reply(GOOD, agent="agent-2", kind="draft"),
+            reply("", agent="agent-1", kind="refine-1", raise_error="unreachable"),
         ],
     )
-    config = harness.config(first, agents=2, rounds=1)
+    config = harness.config(first, skeleton=True, agents=2, **{"self_evolvement.max_iterations": 1})
     engine, store = harness.engine(config)
     failed = await engine.solve(task)
     assert failed.status == "failed"
     stored_before = store.turns(failed.session.id)
-    assert len(stored_before) == 2
+    assert len([t for t in stored_before if t.provider != "tool"]) == 2
 
     calls: list[dict[str, str]] = []
 
@@ -150,17 +182,32 @@ async def test_resume_replays_stored_turns_without_asking_again(harness: Harness
         return GOOD
 
     second = harness.scripted("recovered", [], fn=answer)
-    config2 = config.model_copy(update={"model": second})
-    engine2, store2 = harness.engine(config2)
+    engine2, store2 = harness.engine(config.model_copy(update={"model": second}))
     harness.events.clear()
     resumed = await engine2.resume(failed.session.id, task)
 
     assert resumed.status == "completed" and resumed.all_passed
-    assert [c["kind"] for c in calls] == ["revise"], "only the missing turn is asked"
-    turns = store2.turns(failed.session.id)
+    assert [c["kind"] for c in calls] == ["refine-1"], "only the missing turn is asked"
+    turns = [t for t in store2.turns(failed.session.id) if t.provider != "tool"]
     assert len(turns) == 3 and len({t.key for t in turns}) == 3
-    assert [t.id for t in turns[:2]] == [t.id for t in stored_before]
+    assert [t.id for t in turns[:2]] == [t.id for t in stored_before if t.provider != "tool"]
     started = next(e for e in harness.events if isinstance(e, SessionStarted))
-    assert started.resumed and started.reused_turns == 2
-    assert sum(1 for e in harness.events if isinstance(e, TurnCompleted) and not e.reused) == 1
+    assert started.resumed and started.reused_turns == len(stored_before)
+    assert (
+        sum(1 for e in harness.events if isinstance(e, TurnCompleted) and not e.reused and e.turn.provider != "tool")
+        == 1
+    )
     assert len(store2.versions(failed.session.id)) == 3
+
+
+async def test_rounds_stop_when_converged(harness: Harness) -> None:
+    from tests.support.debaters import add_debater
+
+    model = harness.scripted("converging", [], fn=add_debater())
+    engine, _ = harness.engine(
+        harness.config(model, rounds=4, **{"phases.optimization": False, "phases.adversarial": False})
+    )
+    result = await engine.solve(load_task(ADD_TASK))
+    rounds = harness.of(RoundCompleted)
+    assert len(rounds) == 1 and rounds[0].stop_reason and rounds[0].stop_reason.startswith("converged")
+    assert result.session.total_rounds == 1

@@ -1,65 +1,16 @@
-"""One conformance suite for every sandbox backend.
+"""One conformance suite for every sandbox backend: the basics.
 
-Backends: ``docker`` (needs the engine and image: ``requires_docker``),
-``local`` (bubblewrap when it works here) and ``local-rlimits`` (local forced
-to plain rlimits). Where a mode is known to fall short, the test is listed in
-``KNOWN_DIFFERENCES`` and runs as a *strict* xfail: if the difference ever
-disappears, the suite says so. ``docs/sandbox.md`` carries the same list.
+The backends, the fixture and the known differences are in ``conftest.py``;
+``test_sandbox_conformance_reuse.py`` covers reuse: no state leaks between
+jobs, batches, and per-test checks.
 """
 
 from __future__ import annotations
 
 import socket
 import time
-from collections.abc import AsyncIterator
-
-import pytest
 
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
-from debatecode.sandbox.docker import DockerSandbox
-from debatecode.sandbox.local import LocalSandbox
-
-KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {
-    "rlimits": {
-        "test_no_network_interfaces_or_egress": "plain rlimits mode shares the host's network namespace",
-        "test_cannot_reach_a_server_on_host_loopback": "plain rlimits mode shares the host's loopback",
-    },
-    "bubblewrap": {},
-    "docker": {},
-}
-"""Isolation mode -> test name -> why that mode fails it."""
-
-BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "local", "local-rlimits"]
-
-
-def isolation_mode(backend_id: str) -> str:
-    if backend_id == "docker":
-        return "docker"
-    if backend_id == "local-rlimits":
-        return "rlimits"
-    return LocalSandbox().isolation
-
-
-@pytest.fixture(params=BACKENDS)
-def backend_id(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-async def sandbox(backend_id: str, request: pytest.FixtureRequest) -> AsyncIterator[Sandbox]:
-    reason = KNOWN_DIFFERENCES[isolation_mode(backend_id)].get(request.node.originalname)
-    if reason:
-        request.applymarker(pytest.mark.xfail(reason=f"known difference: {reason}", strict=True))
-    instance: Sandbox
-    if backend_id == "docker":
-        request.getfixturevalue("requires_docker")
-        instance = DockerSandbox()
-    elif backend_id == "local-rlimits":
-        instance = LocalSandbox(isolation="rlimits")
-    else:
-        instance = LocalSandbox()
-    yield instance
-    await instance.aclose()
 
 
 async def py(sandbox: Sandbox, code: str, **kwargs: object) -> ExecResult:

@@ -13,6 +13,7 @@ import requests.exceptions
 
 from debatecode.config import SandboxSettings
 from debatecode.errors import SandboxError, SandboxUnavailable
+from debatecode.sandbox._hygiene import OwnerToken
 from debatecode.sandbox.base import ExecJob, Limits
 from debatecode.sandbox.docker import DockerSandbox
 from debatecode.sandbox.protocol import MARKER
@@ -56,8 +57,9 @@ class FakeContainer:
     def kill(self) -> None:
         self.calls.append("kill")
 
-    def remove(self, force: bool = False) -> None:
+    def remove(self, force: bool = False, v: bool = False) -> None:
         self.calls.append(f"remove(force={force})")
+        self.removed_volumes = v
 
 
 class FakeContainers:
@@ -106,7 +108,9 @@ class FakeClient:
 
 
 def make(client: FakeClient, host_grace_s: float = 15.0) -> DockerSandbox:
-    return DockerSandbox(SandboxSettings(image="debatecode/test:1"), client=client, host_grace_s=host_grace_s)  # type: ignore[arg-type]
+    """A sandbox that runs every job in a fresh container (no pool) and skips the start-up sweep."""
+    settings = SandboxSettings(image="debatecode/test:1", pool_size=0, sweep_on_start=False)
+    return DockerSandbox(settings, client=client, host_grace_s=host_grace_s)  # type: ignore[arg-type]
 
 
 def test_check_engine_down_names_docker_host_and_the_fixes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,6 +142,7 @@ async def test_run_parses_the_result_and_always_removes_the_container() -> None:
     result = await make(client).run(ExecJob(argv=["python3", "-c", "print('hello')"]))
     assert result.status == "ok" and result.stdout == "hello\n" and result.backend == "docker"
     assert container.calls == ["start", "wait", "reload", "remove(force=True)"]
+    assert container.removed_volumes, "anonymous volumes go with the container"
 
 
 async def test_container_spec_is_locked_down() -> None:
@@ -156,7 +161,12 @@ async def test_container_spec_is_locked_down() -> None:
     assert spec["tmpfs"]["/work"].startswith("size=32m") and "exec" in spec["tmpfs"]["/work"].split(",")
     assert spec["working_dir"] == "/work"
     assert spec["labels"]["debatecode"] == "1" and len(spec["labels"]["debatecode.job"]) == 32
+    assert spec["labels"]["debatecode.kind"] == "job"
+    assert spec["labels"]["debatecode.owner"] == OwnerToken.current().label()
+    assert int(spec["labels"]["debatecode.expires"]) > time.time() + 3
     assert spec["name"].startswith("debatecode-job-")
+    assert spec["ipc_mode"] == "private" and spec["shm_size"] == "16m"
+    assert spec["tmpfs"]["/tmp"].startswith("size=16m")
     assert set(spec["environment"]) == {"DC_PAYLOAD_0"}
     assert {u["Name"] for u in spec["ulimits"]} == {"nofile", "fsize"}
 

@@ -21,15 +21,19 @@ from debatecode.sandbox.local import LocalSandbox
 def test_public_names_are_pinned() -> None:
     assert debatecode.sandbox.__all__ == [
         "BackendStatus",
+        "CheckJob",
+        "CheckResult",
         "DockerSandbox",
         "ExecJob",
         "ExecResult",
         "Limits",
         "LocalSandbox",
         "Sandbox",
+        "TestOutcome",
         "create_sandbox",
         "default_limits",
         "describe_backends",
+        "run_checks",
     ]
     for name in debatecode.sandbox.__all__:
         assert getattr(debatecode.sandbox, name) is not None

@@ -17,10 +17,12 @@ from debatecode.sandbox.protocol import (
     ENV_CHUNK_CHARS,
     MARKER,
     RunnerProtocolError,
+    build_payload,
     encode_payload,
     parse_runner_output,
     payload_bytes,
     runner_source,
+    server_source,
 )
 
 
@@ -228,3 +230,53 @@ def test_runner_source_is_stdlib_only() -> None:
         check=False,
     )
     assert completed.returncode == 0
+
+
+def run_runner_with_counter(workdir: Path, code: str, counter: Path) -> dict[str, Any]:
+    counter.write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
+    job = ExecJob(files={"a.py": code}, argv=["python3", "a.py"], env={"COUNTER": str(counter)})
+    env = {"PATH": os.environ["PATH"]}
+    stdin = json.dumps(build_payload(job, oom_counters=("/nonexistent/oom_control", str(counter)))).encode()
+    completed = subprocess.run(
+        [sys.executable, "-c", runner_source()], input=stdin, cwd=workdir, env=env, capture_output=True, timeout=60
+    )
+    return parse_runner_output(completed.stdout.decode())
+
+
+def test_oom_is_decided_by_the_cgroup_counter_when_there_is_one(tmp_path: Path) -> None:
+    kill_self = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    bumped = "import os\nopen(os.environ['COUNTER'], 'w').write('oom_kill 4\\n')\nraise SystemExit(1)\n"
+    self_killed = run_runner_with_counter(tmp_path, kill_self, tmp_path / "c1")
+    assert (self_killed["status"], self_killed["exit_code"]) == ("error", -9), "SIGKILL with no OOM kill counted"
+    oom = run_runner_with_counter(tmp_path, bumped, tmp_path / "c2")
+    assert (oom["status"], oom["exit_code"]) == ("oom", 1)
+    fine = run_runner_with_counter(tmp_path, "print('ok')", tmp_path / "c3")
+    assert fine["status"] == "ok"
+
+
+def test_pool_server_refuses_to_serve_unless_pid_1(tmp_path: Path) -> None:
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        completed = subprocess.run(
+            [sys.executable, "-c", server_source(), "serve"],
+            input=b"",
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        assert completed.returncode == 2
+        assert b"not PID 1" in completed.stderr
+        assert sleeper.poll() is None, "a refused server kills nothing"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_server_source_is_the_runner_then_the_server_and_stdlib_only() -> None:
+    source = server_source()
+    assert source.startswith(runner_source())
+    assert 'sys.argv[1:2] != ["serve"]' in runner_source()
+    imports = [line for line in source.splitlines() if line.startswith(("import", "from"))]
+    assert not any("debatecode" in line for line in imports)
+    compile(source, "server", "exec")

@@ -344,3 +344,23 @@ def test_an_in_memory_store_works_for_tests(make_session: MakeSession) -> None:
         record = make_session()
         memory.create_session(record)
         assert memory.list_sessions() == [record]
+
+
+def test_gate_request_and_decision_round_trip(store_url: str, make_session) -> None:  # type: ignore[no-untyped-def]
+    from debatecode.protocol.state import GateRecord
+    from debatecode.store import open_store
+
+    session = make_session()
+    with open_store(store_url) as store:
+        store.create_session(session)
+        store.add_gate(
+            GateRecord(id="g1", session_id=session.id, phase="convergence", summary="ship it?", artifacts={"code": "x"})
+        )
+        assert [g.status for g in store.gates(session.id)] == ["pending"]
+        decided = store.decide_gate("g1", "approved", reviewer="ana", reason="tests pass")
+        assert (decided.status, decided.reviewer, decided.reason) == ("approved", "ana", "tests pass")
+        assert decided.decided_at is not None
+        again = store.decide_gate("g1", "rejected", reviewer="bob")
+        assert again.status == "approved", "the first decision stands"
+        assert store.get_gate("g1") == again
+        assert store.get_gate("missing") is None

@@ -339,6 +339,14 @@ def test_git_failures_become_version_control_errors_naming_the_path(
 
 
 def test_vcs_package_exports_exactly_its_public_api() -> None:
-    assert debatecode.vcs.__all__ == ["CommitInfo", "SessionWorktree", "VersionRepository"]
+    assert debatecode.vcs.__all__ == [
+        "BlameLine",
+        "CommitInfo",
+        "SessionWorktree",
+        "VcsSettings",
+        "VersionMessage",
+        "VersionRepository",
+        "version_message",
+    ]
     assert debatecode.vcs.VersionRepository is VersionRepository
     assert debatecode.vcs.SessionWorktree is SessionWorktree

@@ -17,7 +17,7 @@ class Agent:
     """One debate participant.
 
     ``temperature`` and ``seed`` differ per agent so that agents sharing one
-    model still write different candidates; agent 1 decodes greedily.
+    model still write different candidates; the first author decodes greedily.
     """
 
     id: str
@@ -27,6 +27,6 @@ class Agent:
     temperature: float
     seed: int
 
-    def prompt(self, phase: str, task: Task, n_agents: int, **context: Any) -> Prompt:
-        """The prompt this agent sends in ``phase`` (``propose``, ``revise``, ``vote``)."""
-        return render_prompt(phase, style=self.prompt_style, role=self.role, task=task, n_agents=n_agents, **context)
+    def prompt(self, kind: str, task: Task, n_agents: int = 1, **context: Any) -> Prompt:
+        """The prompt this agent sends for ``kind`` (see ``agents.prompts.KINDS``)."""
+        return render_prompt(kind, style=self.prompt_style, role=self.role, task=task, n_agents=n_agents, **context)

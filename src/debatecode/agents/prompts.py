@@ -1,9 +1,11 @@
 """Render role and phase prompts from the jinja2 templates in ``templates/``.
 
-Each phase has a chat variant (``<phase>.chat.j2``: a system and a user
-message, the reply carries a fenced code block) and a completion variant
-(``<phase>.completion.j2``: one raw prompt for base models that ends with
-the function header, so the model writes the body).
+Every prompt kind has a chat variant (``<kind>.chat.j2``: a system and a user
+message) and a completion variant (``<kind>.completion.j2``: one raw prompt
+for base models). A completion prompt ends where the model should continue:
+the function header for code, an open call for test inputs, a label for
+scores. ``Prompt.prefix`` is that continued text, so a parser can rebuild the
+whole answer as ``prefix + reply``.
 """
 
 from __future__ import annotations
@@ -21,9 +23,40 @@ from debatecode.llm.parsing import COMPLETION_STOP
 from debatecode.protocol.state import TestReport
 from debatecode.task import Task
 
-__all__ = ["Prompt", "PromptStyle", "render_prompt"]
+__all__ = ["KINDS", "Prompt", "PromptStyle", "render_prompt"]
 
 PromptStyle = Literal["chat", "completion"]
+Output = Literal["code", "text", "calls", "tests", "choice"]
+
+_TEXT_STOP = ["\n\n\n", "\ndef ", "\nclass ", "\n```"]
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """What a prompt kind produces and how long a base model may run on."""
+
+    output: Output
+    completion_max_tokens: int | None = None
+
+
+KINDS: dict[str, KindSpec] = {
+    "draft": KindSpec("code"),
+    "refine": KindSpec("code"),
+    "contrast": KindSpec("code"),
+    "address_review": KindSpec("code"),
+    "optimize": KindSpec("code"),
+    "blue": KindSpec("code"),
+    "moonshot": KindSpec("code"),
+    "clarify_ask": KindSpec("text", 120),
+    "clarify_answer": KindSpec("text", 160),
+    "plan": KindSpec("text", 160),
+    "contrarian": KindSpec("text", 120),
+    "review": KindSpec("text", 120),
+    "teach": KindSpec("text", 160),
+    "attack": KindSpec("calls", 96),
+    "red": KindSpec("tests", 128),
+    "vote": KindSpec("choice", 4),
+}
 
 
 @dataclass(frozen=True)
@@ -33,9 +66,10 @@ class Prompt:
     messages: list[Message]
     style: PromptStyle
     prefix: str | None = None
-    """Completion style: the code the prompt ends with; the reply continues it."""
+    """Completion style: the text the prompt ends with and the reply continues."""
     stop: list[str] = field(default_factory=list)
     max_tokens: int | None = None
+    output: Output = "code"
 
     @property
     def text(self) -> str:
@@ -44,9 +78,19 @@ class Prompt:
             return self.messages[-1]["content"]
         return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in self.messages)
 
+    def full_reply(self, reply: str) -> str:
+        """The answer as the model meant it: the continued prefix plus the reply (completion style)."""
+        if self.style == "completion" and self.prefix and self.output != "code":
+            return self.prefix + reply
+        return reply
+
 
 def _comment(text: str) -> str:
     return "\n".join(f"# {line}".rstrip() for line in str(text).splitlines())
+
+
+def _oneline(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def _docstring(text: str) -> str:
@@ -66,6 +110,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["comment"] = _comment
     env.filters["docstring"] = _docstring
+    env.filters["oneline"] = _oneline
     env.filters["dedent"] = textwrap.dedent
     return env
 
@@ -74,36 +119,91 @@ def _failures(report: TestReport | None) -> list[Any]:
     return report.failures() if report is not None else []
 
 
+_DEFAULTS: dict[str, Any] = {
+    "clarifications": [],
+    "plan": None,
+    "guidance": [],
+    "feedback": None,
+    "code": "",
+    "report": None,
+    "quality": None,
+    "previous_reviews": "",
+    "previous": [],
+    "leader": None,
+    "leader_passed": 0,
+    "leader_total": 0,
+    "known": [],
+    "alternatives": [],
+}
+
+
 def render_prompt(
-    phase: str,
+    kind: str,
     *,
     style: PromptStyle,
     role: RoleSpec,
     task: Task,
-    n_agents: int,
+    n_agents: int = 1,
     **context: Any,
 ) -> Prompt:
-    """Render the prompt of ``phase`` (``propose``, ``revise``, ``vote``) in ``style``.
+    """Render the prompt of ``kind`` (see ``KINDS``) in ``style``.
 
     Raises:
-        jinja2.TemplateNotFound: no template for that phase and style.
+        KeyError: unknown kind.
+        jinja2.TemplateNotFound: no template for that kind and style.
     """
+    spec = KINDS[kind]
     env = _environment()
-    values: dict[str, Any] = {"task": task, "role": role, "n_agents": n_agents, **context}
-    values.setdefault("failures", _failures(context.get("report")))
+    values: dict[str, Any] = {**_DEFAULTS, "task": task, "role": role, "n_agents": n_agents, "output": spec.output}
+    values.update(context)
+    values.setdefault("failures", _failures(values.get("report")))
     if style == "completion":
-        header = env.get_template("_header.completion.j2").render(**values).rstrip("\n")
-        header = header + "\n" if task.signature else header
-        values["header"] = header
-        # The prompt must end exactly with the header, so the model continues the function body.
-        text = env.get_template(f"{phase}.completion.j2").render(**values).rstrip("\n")
-        if phase != "vote" and header.endswith("\n"):
-            text += "\n"
-        if phase == "vote":
-            return Prompt(messages=[{"role": "user", "content": text}], style=style, stop=["\n"], max_tokens=4)
-        return Prompt(
-            messages=[{"role": "user", "content": text}], style=style, prefix=header, stop=list(COMPLETION_STOP)
-        )
+        return _completion(kind, spec, env, values, task)
     system = env.get_template("system.chat.j2").render(**values).strip()
-    user = env.get_template(f"{phase}.chat.j2").render(**values).strip()
-    return Prompt(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}], style=style)
+    user = env.get_template(f"{kind}.chat.j2").render(**values).strip()
+    return Prompt(
+        messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+        style=style,
+        output=spec.output,
+    )
+
+
+def _completion(kind: str, spec: KindSpec, env: jinja2.Environment, values: dict[str, Any], task: Task) -> Prompt:
+    header = env.get_template("_header.completion.j2").render(**values).rstrip("\n")
+    header = header + "\n" if task.signature else header
+    values["header"] = header
+    text = env.get_template(f"{kind}.completion.j2").render(**values).rstrip("\n")
+    if spec.output == "code":
+        # The prompt must end exactly with the header, so the model continues the function body.
+        if header.endswith("\n"):
+            text += "\n"
+        return Prompt([{"role": "user", "content": text}], "completion", header, list(COMPLETION_STOP), None, "code")
+    if spec.output == "choice":
+        return Prompt(
+            [{"role": "user", "content": text}], "completion", None, ["\n"], spec.completion_max_tokens, "choice"
+        )
+    last_line = text.rsplit("\n", 1)[-1]
+    if spec.output == "calls":
+        return Prompt(
+            [{"role": "user", "content": text}],
+            "completion",
+            last_line,
+            ["\n\n", "\n#", "\ndef "],
+            spec.completion_max_tokens,
+            "calls",
+        )
+    if spec.output == "tests":
+        tail = text[text.rindex("def test_") :] if "def test_" in text else ""
+        return Prompt(
+            [{"role": "user", "content": text}],
+            "completion",
+            tail,
+            ["\nif __name__", "\n```", "\nclass "],
+            spec.completion_max_tokens,
+            "tests",
+        )
+    text += " " if text.endswith(":") else ""
+    prefix = text.rsplit("\n", 1)[-1]
+    return Prompt(
+        [{"role": "user", "content": text}], "completion", prefix, list(_TEXT_STOP), spec.completion_max_tokens, "text"
+    )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import typer
 
 from debatecode import __version__
+from debatecode.cli import audit as audit_cmd
+from debatecode.cli import hook as hook_cmd
 from debatecode.cli import sandbox as sandbox_cmd
 from debatecode.cli import sessions as sessions_cmd
 from debatecode.cli import solve as solve_cmd
@@ -18,8 +20,13 @@ app = typer.Typer(
 )
 
 app.command("solve", help=solve_cmd.__doc__)(solve_cmd.solve)
-app.add_typer(sessions_cmd.app, name="sessions", help="List and inspect stored debate sessions.")
+for _name in ("audit", "replay", "gates", "approve", "reject"):
+    sessions_cmd.app.command(_name)(getattr(audit_cmd, _name))
+app.add_typer(sessions_cmd.app, name="sessions", help="List, inspect, audit and replay stored debate sessions.")
 app.add_typer(sandbox_cmd.app, name="sandbox", help="Check, build and use the code sandbox.")
+app.add_typer(
+    hook_cmd.app, name="hook", help="Install and run git hooks that check Python changes (ruff, radon, bandit)."
+)
 
 
 def _version(value: bool) -> None:

@@ -8,6 +8,8 @@ printed as plain lines.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -20,9 +22,14 @@ from rich.text import Text
 from debatecode.config import DebateConfig
 from debatecode.protocol.events import (
     AgentStatusChanged,
+    CheckpointDecided,
+    Escalated,
     Event,
+    GateDecided,
+    GateRequested,
     PhaseCompleted,
     PhaseStarted,
+    RoundCompleted,
     SessionFinished,
     SessionStarted,
     TestsRun,
@@ -78,6 +85,18 @@ class LiveRenderer:
             self.live.__exit__(exc_type, exc, tb)
             self.live = None
 
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop the live display while the terminal asks the human something."""
+        live = self.live
+        if live is not None:
+            live.stop()
+        try:
+            yield
+        finally:
+            if live is not None:
+                live.start()
+
     def _line(self, text: str, style: str = "") -> None:
         self.console.print(Text(text, style=style), soft_wrap=True)
 
@@ -95,7 +114,7 @@ class LiveRenderer:
             )
         elif isinstance(event, PhaseStarted):
             state.phase, state.round = event.phase, event.round
-            self._line(f"▶ {event.phase}" + (f" round {event.round}" if event.round else ""), "cyan")
+            self._line(f"▶ {event.phase}" + (f" (round {event.round})" if event.round else ""), "cyan")
         elif isinstance(event, PhaseCompleted):
             self._line(f"  ✓ {event.phase}: {event.summary}", "green")
         elif isinstance(event, AgentStatusChanged):
@@ -112,7 +131,7 @@ class LiveRenderer:
         elif isinstance(event, TestsRun):
             view = state.agents.setdefault(event.agent_id, _AgentView())
             view.tests = f"{event.report.passed}/{event.report.total}"
-            if event.report.status == "skipped":
+            if event.report.status == "skipped" or event.phase == "refresh":
                 return self._refresh()
             mark = "✅" if event.report.all_passed else "❌"
             self._line(
@@ -120,6 +139,30 @@ class LiveRenderer:
             )
         elif isinstance(event, VoteCast):
             self._line(f"  🗳 {event.voter} votes for {event.choice or 'nobody (abstains)'}")
+        elif isinstance(event, RoundCompleted):
+            scores = ", ".join(f"{k} {v}" for k, v in event.scores.items())
+            stop = f" → stop: {event.stop_reason}" if event.stop_reason else ""
+            self._line(
+                f"■ round {event.round} done: leader {event.leader or '-'}"
+                + (f"; satisfaction {scores}" if scores else "")
+                + stop,
+                "bold",
+            )
+        elif isinstance(event, CheckpointDecided):
+            self._line(
+                f"  ✋ checkpoint after round {event.round}: {event.action}"
+                + (f" ({event.guidance})" if event.guidance else ""),
+                "magenta",
+            )
+        elif isinstance(event, GateRequested):
+            self._line(f"  ⛔ approval gate after {event.phase}: {event.summary}", "magenta")
+        elif isinstance(event, GateDecided):
+            self._line(
+                f"  ✋ gate {event.phase}: {event.decision}" + (f" by {event.reviewer}" if event.reviewer else ""),
+                "magenta",
+            )
+        elif isinstance(event, Escalated):
+            self._line(f"  ⚠ escalation: {event.reason}", "yellow")
         elif isinstance(event, SessionFinished):
             state.phase = event.status
             for view in state.agents.values():

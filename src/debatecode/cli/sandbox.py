@@ -1,4 +1,4 @@
-"""``debatecode sandbox``: check the sandbox backends and build the sandbox image.
+"""``debatecode sandbox``: check the backends, build the image, run a file, clean up.
 
 Module-level imports stay light (typer, rich); the Docker SDK and the
 backends are imported inside the commands.
@@ -6,16 +6,23 @@ backends are imported inside the commands.
 
 from __future__ import annotations
 
-from typing import Annotated
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+if TYPE_CHECKING:
+    from debatecode.config import SandboxSettings
+    from debatecode.sandbox.base import ExecJob
+
 __all__ = ["app"]
 
 app = typer.Typer(
-    help="Check which sandbox backends work here, and build the Docker sandbox image offline.",
+    help="Check which sandbox backends work here, build the Docker sandbox image offline, run a file, clean up.",
     no_args_is_help=True,
 )
 
@@ -93,3 +100,93 @@ def build(
         console.print(f"[red]sandbox image build failed:[/red] {exc}")
         raise typer.Exit(code=exc.exit_code) from exc
     console.print(f"[green]ready:[/green] {settings.image} (content tag {tag})")
+
+
+@app.command("exec")
+def exec_file(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="Python file to run.")],
+    backend: Annotated[
+        str | None, typer.Option("--backend", "-b", help="auto, docker or local (default: sandbox.backend).")
+    ] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="Wall-clock limit in seconds.")] = None,
+    memory: Annotated[int | None, typer.Option("--memory", min=32, help="Memory limit in MiB.")] = None,
+) -> None:
+    """Run FILE with `python3 FILE` in the sandbox and print the result as one JSON object.
+
+    Exits 0 whenever the JSON was produced, whatever the job did; 2 for bad input, 3 when the sandbox failed.
+    """
+    from debatecode.config import load_config
+    from debatecode.errors import DebatecodeError
+    from debatecode.sandbox.base import ExecJob
+    from debatecode.sandbox.registry import default_limits
+
+    try:
+        settings = load_config().sandbox.model_copy(update={"pool_size": 0})
+        limits = default_limits(settings)
+        limits = limits.model_copy(
+            update={"timeout_s": timeout or limits.timeout_s, "memory_mb": memory or limits.memory_mb}
+        )
+        job = ExecJob(
+            files={file.name: file.read_text(encoding="utf-8", errors="replace")},
+            argv=["python3", file.name],
+            limits=limits,
+        )
+        result = asyncio.run(_run_once(settings, job, backend))
+    except DebatecodeError as exc:
+        typer.echo(json.dumps({"error": str(exc), "backend": getattr(exc, "backend", None)}))
+        typer.echo(f"debatecode sandbox exec: {exc}", err=True)
+        raise typer.Exit(code=exc.exit_code) from exc
+    typer.echo(json.dumps(result, ensure_ascii=False))
+
+
+async def _run_once(settings: SandboxSettings, job: ExecJob, backend: str | None) -> dict[str, object]:
+    from debatecode.sandbox.registry import create_sandbox
+
+    sandbox = create_sandbox(settings, backend)
+    try:
+        result = await sandbox.run(job)
+    finally:
+        await sandbox.aclose()
+    return {
+        "status": result.status,
+        "exit_code": result.exit_code,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "stdout_truncated": result.stdout_truncated,
+        "stderr_truncated": result.stderr_truncated,
+        "truncated": result.truncated,
+        "duration_s": round(result.duration_s, 4),
+        "backend": result.backend or sandbox.name,
+    }
+
+
+@app.command()
+def cleanup(
+    everything: Annotated[
+        bool, typer.Option("--all", help="Remove every debatecode container, even those of live processes.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be removed.")] = False,
+) -> None:
+    """Remove debatecode containers left behind by processes that died (the start-up sweep, on demand)."""
+    from debatecode.config import load_config
+    from debatecode.errors import DebatecodeError
+    from debatecode.sandbox.docker import DockerSandbox
+
+    console = _console()
+    try:
+        sandbox = DockerSandbox(load_config().sandbox)
+        report = sandbox.sweep(everything=everything, dry_run=dry_run)
+        sandbox.close_sync()
+    except DebatecodeError as exc:
+        console.print(f"[red]cleanup failed:[/red] {exc}")
+        raise typer.Exit(code=exc.exit_code) from exc
+    verb = "would remove" if dry_run else "removed"
+    for name, reason in sorted(report.removed.items()):
+        console.print(f"{verb} {name}: {reason}", soft_wrap=True)
+    for name, reason in sorted(report.failed.items()):
+        console.print(f"[red]could not remove[/red] {name}: {reason}", soft_wrap=True)
+    for name, reason in sorted(report.kept.items()):
+        console.print(f"[dim]kept {name}: {reason}[/dim]", soft_wrap=True)
+    console.print(f"{verb} {len(report.removed)}, kept {len(report.kept)}, failed {len(report.failed)}")
+    if report.failed:
+        raise typer.Exit(code=3)

@@ -26,7 +26,7 @@ def solve(
     ),
     agents: int | None = typer.Option(None, "--agents", "-n", help="Number of proposer agents (default 3)."),
     rounds: int | None = typer.Option(
-        None, "--rounds", "-r", help="Critique-and-revise rounds for failing candidates (default 1)."
+        None, "--rounds", "-r", help="Debate rounds (critique, then review) at most (default 1)."
     ),
     sandbox: str | None = typer.Option(
         None, "--sandbox", help="docker, local or auto (default: docker when an engine answers)."
@@ -43,35 +43,25 @@ def solve(
     resume: str | None = typer.Option(
         None, "--resume", help="Continue the stored session with this id from its last completed turn."
     ),
+    phases: str | None = typer.Option(
+        None, "--phases", help="Comma-separated phases to run (the others are off), e.g. proposal,critique,convergence."
+    ),
+    topology: str | None = typer.Option(None, "--topology", help="mesh, star, chain or tree."),
+    planning: str | None = typer.Option(None, "--planning", help="auto, cpde or dpde."),
+    models: str | None = typer.Option(
+        None, "--models", help="Per-role models, e.g. red=openai/gpt-4o-mini,judge=local/gemma-3-270m."
+    ),
+    agent_models: str | None = typer.Option(
+        None, "--agent-models", help="Heterogeneous debate: comma-separated models the authors take in turn."
+    ),
+    no_checkpoints: bool = typer.Option(
+        False, "--no-checkpoints", help="Never stop for Continue / Guide / End between rounds."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
 ) -> None:
     """Debate a solution to TASK. Exit 0 when the final code passes every visible test, 1 when it does not,
     2 on bad input, 3 when the run failed (model, sandbox, budget)."""
     setup_logging(verbose)
-    with reporting_errors():
-        code = _solve(task, model, agents, rounds, sandbox, out, token_budget, config_file, resume)
-    raise typer.Exit(code)
-
-
-def _solve(
-    task: Path,
-    model: str | None,
-    agents: int | None,
-    rounds: int | None,
-    sandbox: str | None,
-    out: Path | None,
-    token_budget: int | None,
-    config_file: Path | None,
-    resume: str | None,
-) -> int:
-    import asyncio
-
-    from debatecode._api import _stored_config, build_services, solve_async
-    from debatecode.cli.render import LiveRenderer, print_summary
-    from debatecode.config import load_config
-    from debatecode.protocol.events import EventBus
-    from debatecode.task import load_task
-
     overrides: dict[str, Any] = {
         "model": model,
         "agents": agents,
@@ -79,7 +69,55 @@ def _solve(
         "sandbox.backend": sandbox,
         "out": out,
         "token_budget": token_budget,
+        "topology.type": topology,
+        "topology.planning": planning,
     }
+    with reporting_errors():
+        overrides.update(_list_options(phases, models, agent_models, no_checkpoints))
+        code = _solve(task, overrides, sandbox, config_file, resume)
+    raise typer.Exit(code)
+
+
+def _list_options(
+    phases: str | None, models: str | None, agent_models: str | None, no_checkpoints: bool
+) -> dict[str, Any]:
+    from debatecode.errors import ConfigError
+    from debatecode.protocol.settings import PhaseSettings
+
+    found: dict[str, Any] = {}
+    if phases is not None:
+        wanted = {p.strip().replace("-", "_") for p in phases.split(",") if p.strip()}
+        known = set(PhaseSettings.model_fields)
+        unknown = sorted(wanted - known)
+        if unknown:
+            raise ConfigError(
+                f"unknown phase(s) in --phases: {', '.join(unknown)}; known: {', '.join(PhaseSettings.model_fields)}"
+            )
+        found.update({f"phases.{name}": name in wanted for name in known})
+    if models is not None:
+        pairs = [item.split("=", 1) for item in models.split(",") if item.strip()]
+        if any(len(pair) != 2 for pair in pairs):
+            raise ConfigError("--models takes role=model pairs separated by commas, e.g. red=openai/gpt-4o-mini")
+        found["models"] = {role.strip(): model.strip() for role, model in pairs}
+    if agent_models is not None:
+        found["agent_models"] = [m.strip() for m in agent_models.split(",") if m.strip()]
+    if no_checkpoints:
+        found["checkpoints.enabled"] = False
+    return found
+
+
+def _solve(
+    task: Path, overrides: dict[str, Any], sandbox: str | None, config_file: Path | None, resume: str | None
+) -> int:
+    import asyncio
+    import sys
+
+    from debatecode._api import _stored_config, build_services, solve_async
+    from debatecode.cli.render import LiveRenderer, print_summary
+    from debatecode.config import load_config
+    from debatecode.protocol.events import EventBus
+    from debatecode.task import load_task
+
     if config_file is not None and not config_file.is_file():
         raise fail(f"config file {config_file} does not exist", 2)
     config = load_config(config_file, overrides)
@@ -91,8 +129,13 @@ def _solve(
     bus = EventBus()
     renderer = LiveRenderer(console, parsed, config)
     bus.subscribe(renderer)
+    human = None
+    if config.checkpoints.enabled and sys.stdin.isatty() and console.is_terminal:
+        from debatecode.cli.human import TerminalHuman
+
+        human = TerminalHuman(console, renderer.paused)
     with renderer:
-        result = asyncio.run(solve_async(parsed, config, bus=bus, services=services, resume=resume))
+        result = asyncio.run(solve_async(parsed, config, bus=bus, services=services, resume=resume, human=human))
     asyncio.run(services.aclose())
     print_summary(console, result)
     if result.status in ("failed", "budget_exceeded"):

@@ -10,6 +10,7 @@ import json
 import logging
 
 from debatecode.config import SandboxSettings
+from debatecode.execution.generated import GeneratedSuite
 from debatecode.execution.testfiles import RESULTS_FILE, build_test_files
 from debatecode.protocol.state import TestCaseResult, TestReport
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
@@ -49,9 +50,14 @@ class TestRunner:
         self.sandbox = sandbox
         self.limits, self.per_test_s = job_limits(task, settings)
 
-    def job(self, code: str) -> ExecJob:
+    def job(self, code: str, extra: tuple[GeneratedSuite, ...] = ()) -> ExecJob:
+        limits = self.limits
+        extra_count = sum(len(suite.names) for suite in extra)
+        if extra_count:
+            timeout = min(_MAX_JOB_S, limits.timeout_s + self.per_test_s * extra_count)
+            limits = limits.model_copy(update={"timeout_s": timeout})
         return ExecJob(
-            files=build_test_files(self.task, code),
+            files=build_test_files(self.task, code, extra),
             argv=[
                 "python3",
                 "-m",
@@ -63,23 +69,26 @@ class TestRunner:
                 "-o",
                 "console_output_style=classic",
             ],
-            limits=self.limits,
+            limits=limits,
             collect=[RESULTS_FILE],
             env={"DC_TEST_TIMEOUT": f"{self.per_test_s:g}", "PYTHONDONTWRITEBYTECODE": "1"},
         )
 
-    async def run(self, code: str) -> TestReport:
-        """Run every check of the task against ``code``.
+    async def run(self, code: str, extra: tuple[GeneratedSuite, ...] = ()) -> TestReport:
+        """Run every check of the task (and the ``extra`` generated suites) against ``code``.
 
         Raises:
             SandboxError: the sandbox itself failed (the code's failures are in the report).
         """
-        result = await self.sandbox.run(self.job(code))
-        return self.report(result)
+        result = await self.sandbox.run(self.job(code, extra))
+        return self.report(result, extra)
 
-    def report(self, result: ExecResult) -> TestReport:
+    def report(self, result: ExecResult, extra: tuple[GeneratedSuite, ...] = ()) -> TestReport:
         """Per-test outcomes from a finished job; tests that never reported are ``error`` or ``timeout``."""
-        cases, collection_errors = _parse_results(result.files.get(RESULTS_FILE, ""))
+        suites = {suite.filename: suite.suite for suite in extra}
+        expected = [(name, "visible") for name in self.task.test_names]
+        expected += [(name, suite.suite) for suite in extra for name in suite.names]
+        cases, collection_errors = _parse_results(result.files.get(RESULTS_FILE, ""), suites)
         reported = {case.name.split("[")[0] for case in cases}
         output = (result.stdout + ("\n" + result.stderr if result.stderr else "")).strip()
         if result.status == "timeout":
@@ -90,10 +99,10 @@ class TestRunner:
             missing_outcome, reason = "error", collection_errors[0]
         else:
             missing_outcome, reason = "error", "the test did not run; see the run output: " + output[-500:]
-        for name in self.task.test_names:
+        for name, suite_name in expected:
             if name not in reported:
-                cases.append(TestCaseResult(name=name, outcome=missing_outcome, message=reason))  # type: ignore[arg-type]
-        order = {name: index for index, name in enumerate(self.task.test_names)}
+                cases.append(TestCaseResult(name=name, outcome=missing_outcome, message=reason, suite=suite_name))  # type: ignore[arg-type]
+        order = {name: index for index, (name, _) in enumerate(expected)}
         cases.sort(key=lambda case: order.get(case.name.split("[")[0], len(order)))
         return TestReport(
             cases=cases,
@@ -114,7 +123,7 @@ class TestRunner:
         )
 
 
-def _parse_results(text: str) -> tuple[list[TestCaseResult], list[str]]:
+def _parse_results(text: str, suites: dict[str, str]) -> tuple[list[TestCaseResult], list[str]]:
     cases: list[TestCaseResult] = []
     collection_errors: list[str] = []
     for line in text.splitlines():
@@ -137,6 +146,7 @@ def _parse_results(text: str) -> tuple[list[TestCaseResult], list[str]]:
                 outcome=outcome,
                 message=str(record.get("message", "")),
                 duration_s=float(record.get("duration_s", 0.0) or 0.0),
+                suite=suites.get(str(record.get("nodeid", "")).split("::")[0], "visible"),
             )
         )
     return cases, collection_errors

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from importlib import resources
 
+from debatecode.execution.generated import GeneratedSuite
 from debatecode.task import Task
 
-__all__ = ["RESULTS_FILE", "SOLUTION_FILE", "build_test_files"]
+__all__ = ["RESULTS_FILE", "SOLUTION_FILE", "VISIBLE_FILES", "build_test_files"]
+
+VISIBLE_FILES = ("test_examples.py", "test_task.py")
+"""The modules holding the task's own checks (the ``visible`` suite)."""
 
 SOLUTION_FILE = "solution.py"
 RESULTS_FILE = ".dc_results.jsonl"
@@ -55,8 +59,8 @@ def _tests_module(task: Task) -> str:
     return header + "\n\n".join(block.code for block in task.tests)
 
 
-def build_test_files(task: Task, code: str) -> dict[str, str]:
-    """Files for a job that runs every check of ``task`` against ``code``."""
+def build_test_files(task: Task, code: str, extra: tuple[GeneratedSuite, ...] = ()) -> dict[str, str]:
+    """Files for a job that runs every check of ``task`` (and the ``extra`` suites) against ``code``."""
     files = {
         SOLUTION_FILE: code,
         "conftest.py": resources.files("debatecode.execution").joinpath("sandbox_conftest.py").read_text("utf-8"),
@@ -65,4 +69,7 @@ def build_test_files(task: Task, code: str) -> dict[str, str]:
         files["test_examples.py"] = _examples_module(task)
     if task.tests:
         files["test_task.py"] = _tests_module(task)
+    for suite in extra:
+        if suite.names:
+            files[suite.filename] = suite.source
     return files

@@ -20,6 +20,7 @@ overflows (``ModelRequestError``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -292,12 +293,15 @@ class ModelRouter:
             ModelError: and its subclasses, translated from litellm.
         """
         resolved = request.resolved
-        if resolved.kind == "scripted":
-            scripted = _registered(request.model, resolved.name)
-            return RawCompletion(text=scripted.reply(request.messages, request.tags, model=request.model))
-        if resolved.kind == "scripted_file":
-            scripted = self._script(request.model, Path(resolved.name))
-            return RawCompletion(text=scripted.reply(request.messages, request.tags, model=request.model))
+        if resolved.kind in ("scripted", "scripted_file"):
+            if resolved.kind == "scripted":
+                scripted = _registered(request.model, resolved.name)
+            else:
+                scripted = self._script(request.model, Path(resolved.name))
+            text, delay = scripted.choose(request.messages, request.tags, model=request.model)
+            if delay:
+                await asyncio.sleep(delay)
+            return RawCompletion(text=text)
         return await self._litellm(request)
 
     def _script(self, model: str, path: Path) -> ScriptedModel:

@@ -51,7 +51,7 @@ ScriptedError = Literal["rate_limit", "server_error", "timeout", "unreachable", 
 """Failures a scripted reply can simulate. The first three are retried by the client."""
 
 _FILTERS = ("agent", "phase", "round", "kind", "role")
-SCRIPT_KEYS = ("content", *_FILTERS, "error")
+SCRIPT_KEYS = ("content", *_FILTERS, "error", "delay")
 """Keys allowed in one reply of a ``scripted:<file.yaml>`` script."""
 
 
@@ -71,6 +71,8 @@ class ScriptedReply:
     kind: str | None = None
     role: str | None = None
     raise_error: ScriptedError | None = None
+    delay_s: float = 0.0
+    """Seconds to wait before answering (to simulate slow models, e.g. to kill a run mid-round)."""
 
     def matches(self, tags: Mapping[str, str]) -> bool:
         """Whether every filter set on this reply equals the call's tag."""
@@ -116,7 +118,15 @@ class ScriptedModel:
             self._used = [False] * len(self._replies)
 
     def reply(self, messages: list[Message], tags: Mapping[str, str], *, model: str = "scripted") -> str:
-        """The reply to one call.
+        """The reply to one call (see ``choose``).
+
+        Raises:
+            ScriptExhausted, ModelError: as ``choose``.
+        """
+        return self.choose(messages, tags, model=model)[0]
+
+    def choose(self, messages: list[Message], tags: Mapping[str, str], *, model: str = "scripted") -> tuple[str, float]:
+        """The reply to one call and how many seconds to wait before giving it.
 
         Raises:
             ScriptExhausted: no unused reply matches, and there is neither ``fn`` nor ``default``.
@@ -135,11 +145,11 @@ class ScriptedModel:
         if chosen is not None:
             if chosen.raise_error is not None:
                 raise _simulated_error(chosen.raise_error, model)
-            return chosen.content
+            return chosen.content, chosen.delay_s
         if self._fn is not None:
-            return self._fn(list(messages), dict(tags))
+            return self._fn(list(messages), dict(tags)), 0.0
         if self._default is not None:
-            return self._default
+            return self._default, 0.0
         shown = ", ".join(f"{k}={v}" for k, v in sorted(tags.items())) or "no tags"
         raise ScriptExhausted(
             f"scripted model {model!r} has no unused reply matching ({shown}); "
@@ -277,6 +287,9 @@ def _reply_from_yaml(file: Path, item: object, index: int) -> ScriptedReply:
     error = item.get("error")
     if error is not None and error not in get_args(ScriptedError):
         raise fail(f".error must be one of {', '.join(get_args(ScriptedError))}, got {error!r}")
+    delay = item.get("delay", 0)
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or delay < 0:
+        raise fail(f".delay must be a number of seconds >= 0, got {delay!r}")
     content = item.get("content")
     if content is None and error is None:
         raise fail(" needs `content:` (or `error:`)")
@@ -296,4 +309,5 @@ def _reply_from_yaml(file: Path, item: object, index: int) -> ScriptedReply:
         kind=filters["kind"],
         role=filters["role"],
         raise_error=error,
+        delay_s=float(delay),
     )

@@ -1,9 +1,10 @@
-"""The debate engine: runs the enabled phases over one session, persisting as it goes.
+"""The debate engine: runs a protocol plan over one session, persisting as it goes.
 
-The engine knows sessions, phases, events and outcomes, not code: everything
-code-specific lives in the phases and the roles. A session either finishes
-(``completed``), stops on its budget (``budget_exceeded``), fails on a model,
-sandbox or git error (``failed``), or is interrupted (``cancelled``); in every
+The engine knows sessions, phases, rounds, checkpoints, gates, events and
+outcomes, not code: everything code-specific lives in the phases, the roles
+and the workspace. A session either finishes (``completed``), stops on its
+budget (``budget_exceeded``), fails on a model, sandbox or git error
+(``failed``), or is interrupted or rejected at a gate (``cancelled``); in every
 case the turns so far are kept and the best code so far is written out.
 """
 
@@ -19,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from debatecode.agents.agent import Agent
-from debatecode.agents.roles import get_role
+from debatecode.agents.roster import build_roster
 from debatecode.config import DebateConfig
 from debatecode.errors import (
     BudgetExceeded,
@@ -31,13 +31,28 @@ from debatecode.errors import (
     TaskError,
     VersionControlError,
 )
+from debatecode.execution.probes import ProbeRunner
 from debatecode.execution.runner import TestRunner
+from debatecode.hooks import HookRunner
 from debatecode.llm.client import LLMClient
-from debatecode.protocol.events import EventBus, PhaseCompleted, PhaseStarted, SessionFinished, SessionStarted
-from debatecode.protocol.phases import PHASE_ORDER, Phase
-from debatecode.protocol.report import write_outputs
+from debatecode.protocol.events import (
+    CheckpointDecided,
+    Escalated,
+    EventBus,
+    PhaseCompleted,
+    PhaseStarted,
+    RoundCompleted,
+    SessionFinished,
+    SessionStarted,
+)
+from debatecode.protocol.gates import GateKeeper
+from debatecode.protocol.human import CheckpointDecision, HumanInterface
+from debatecode.protocol.phases import Phase, ProtocolPlan, check_convergence, code_debate_plan
+from debatecode.protocol.report import escalation_summary, write_outputs
 from debatecode.protocol.run import DebateRun
+from debatecode.protocol.services import attach_services
 from debatecode.protocol.state import SessionRecord, SessionStatus
+from debatecode.protocol.workspace import CodeWorkspace
 from debatecode.sandbox.base import Sandbox
 from debatecode.store.recorder import StoreRecorder
 from debatecode.store.repository import SessionStore
@@ -47,6 +62,10 @@ from debatecode.vcs.worktree import VersionRepository
 __all__ = ["DebateEngine", "DebateResult", "new_session_id"]
 
 logger = logging.getLogger(__name__)
+
+
+class GateRejected(Exception):
+    """A human rejected the debate at an approval gate."""
 
 
 def new_session_id() -> str:
@@ -73,7 +92,7 @@ class DebateResult:
 
 
 class DebateEngine:
-    """Runs debate sessions with injected services (model client, sandbox, store)."""
+    """Runs debate sessions with injected services (model client, sandbox, store, human)."""
 
     def __init__(
         self,
@@ -83,6 +102,7 @@ class DebateEngine:
         sandbox: Sandbox,
         store: SessionStore,
         bus: EventBus | None = None,
+        human: HumanInterface | None = None,
     ) -> None:
         if not config.phases.proposal:
             raise ConfigError(
@@ -94,26 +114,12 @@ class DebateEngine:
         self.sandbox = sandbox
         self.store = store
         self.bus = bus or EventBus()
+        self.human = human if config.checkpoints.enabled else None
+        self.gates = GateKeeper(config.gates, store)
         self.bus.subscribe(StoreRecorder(store), critical=True)
 
-    def phases(self) -> list[Phase]:
-        enabled = self.config.phases.model_dump()
-        return [phase_cls() for phase_cls in PHASE_ORDER if enabled.get(phase_cls.name, True)]
-
-    def agents(self) -> list[Agent]:
-        style = self.llm.prompt_style(self.config.model)
-        role = get_role("generator")
-        return [
-            Agent(
-                id=f"agent-{i + 1}",
-                role=role,
-                model=self.config.model,
-                prompt_style=style,
-                temperature=0.0 if i == 0 else self.config.llm.temperature,
-                seed=i + 1,
-            )
-            for i in range(self.config.agents)
-        ]
+    def plan(self) -> ProtocolPlan:
+        return code_debate_plan(self.config.phases)
 
     async def solve(self, task: Task, *, session_id: str | None = None) -> DebateResult:
         """Start a new session on ``task`` and run it to the end.
@@ -122,20 +128,22 @@ class DebateEngine:
             StoreError: the session could not be created (nothing else is lost).
         """
         out_dir = self.config.out.resolve()
+        session_id = session_id or new_session_id()
         session = SessionRecord(
-            id=session_id or new_session_id(),
+            id=session_id,
             task_title=task.title,
             task_path=os.path.abspath(task.path) if task.path != "<string>" else task.path,  # noqa: ASYNC240 - no I/O beyond getcwd
             task_hash=task.text_hash,
             topic=task.description,
             status="pending",
+            topology=self.config.topology.type,
             model=self.config.model,
             config=self.config.model_dump(mode="json"),
             initiated_by=_user(),
             out_dir=str(out_dir),
             repo_path=str(out_dir),
+            branch=f"debate/{session_id}",
         )
-        session = session.model_copy(update={"branch": f"debate/{session.id}"})
         self.store.create_session(session)
         return await self._run(session, task)
 
@@ -161,78 +169,154 @@ class DebateEngine:
         self.llm.token_budget = max(0, self.config.token_budget - prior_tokens)
         try:
             versions = await asyncio.to_thread(VersionRepository, Path(session.out_dir))
-        except VersionControlError as exc:
-            self.store.update_session(session.id, status="failed", error=f"VersionControlError: {exc}")
-            raise
-        try:
-            return await self._run_with(session, task, versions, started, prior_tokens, resumed)
-        finally:
-            versions.close()
-
-    async def _run_with(
-        self,
-        session: SessionRecord,
-        task: Task,
-        versions: VersionRepository,
-        started: float,
-        prior_tokens: int,
-        resumed: bool,
-    ) -> DebateResult:
-        try:
             worktree = await asyncio.to_thread(versions.open_session, session.id)
         except VersionControlError as exc:
             self.store.update_session(session.id, status="failed", error=f"VersionControlError: {exc}")
             raise
+        try:
+            run = self._build_run(session, task, worktree, resumed)
+            return await self._drive(run, started, prior_tokens, resumed)
+        finally:
+            versions.close()
+
+    def _build_run(self, session: SessionRecord, task: Task, worktree: Any, resumed: bool) -> DebateRun:
         stored_turns = self.store.turns(session.id) if resumed else []
         stored_versions = self.store.versions(session.id) if resumed else []
-        run = DebateRun(
-            session=session,
+        tests = TestRunner(task, self.sandbox, self.config.sandbox)
+        workspace = CodeWorkspace(
+            hooks=HookRunner(
+                self.config.hooks,
+                self.sandbox,
+                task,
+                quality_settings=self.config.quality,
+                sandbox_settings=self.config.sandbox,
+            ),
             task=task,
-            config=self.config,
-            agents=self.agents(),
-            llm=self.llm,
-            tests=TestRunner(task, self.sandbox, self.config.sandbox),
+            tests=tests,
+            probes=ProbeRunner(self.sandbox, tests.limits, per_call_s=min(2.0, tests.per_test_s)),
             worktree=worktree,
-            bus=self.bus,
-            journal={t.key: t for t in stored_turns},
-            stored_versions={v.turn_id: v for v in stored_versions if v.turn_id},
-            next_seq=max((t.seq for t in stored_turns), default=0) + 1,
+            stored_versions={
+                str(v.metrics.get("turn") or v.turn_id): v
+                for v in stored_versions
+                if v.metrics.get("turn") or v.turn_id
+            },
             next_version=max((v.version_number for v in stored_versions), default=0) + 1,
         )
+        run = DebateRun(
+            session=session,
+            config=self.config,
+            agents=[],
+            llm=self.llm,
+            bus=self.bus,
+            ws=workspace,
+            journal={t.key: t for t in stored_turns},
+            next_seq=max((t.seq for t in stored_turns), default=0) + 1,
+            human=self.human,
+        )
+        attach_services(run, task, build_roster, self.llm.prompt_style)
+        return run
+
+    async def _drive(self, run: DebateRun, started: float, prior_tokens: int, resumed: bool) -> DebateResult:
+        session = run.session
         self.bus.emit(
             SessionStarted(
-                session.id, session, [a.id for a in run.agents], self.sandbox.name, resumed, len(stored_turns)
+                session.id, session, [a.id for a in run.agents], self.sandbox.name, resumed, len(run.journal)
             )
         )
+        plan = self.plan()
         status: SessionStatus = "completed"
         error: str | None = None
         try:
-            for phase in self.phases():
-                self.bus.emit(PhaseStarted(session.id, phase.name, 0 if phase.name != "critique" else 1))
-                summary = await phase.run(run)
-                self.bus.emit(PhaseCompleted(session.id, phase.name, run.rounds_done, summary))
+            for phase in plan.before:
+                await self._phase(run, phase, 0)
+            if plan.loop:
+                await self._loop(run, plan)
+            for phase in plan.after:
+                await self._phase(run, phase, 0)
         except BudgetExceeded as exc:
             status, error = "budget_exceeded", str(exc)
             logger.warning("session %s stopped: %s", session.id, exc)
         except (ModelError, SandboxError, VersionControlError) as exc:
             status, error = "failed", f"{type(exc).__name__}: {exc}"
             logger.error("session %s failed: %s", session.id, exc)
+        except GateRejected as exc:
+            status, error = "cancelled", str(exc)
         except (asyncio.CancelledError, KeyboardInterrupt):
             status, error = "cancelled", "interrupted by the user"
             await self._finish(run, status, error, started, prior_tokens)
             raise
         return await self._finish(run, status, error, started, prior_tokens)
 
+    async def _phase(self, run: DebateRun, phase: Phase, round_no: int) -> None:
+        self.bus.emit(PhaseStarted(run.session_id, phase.name, round_no))
+        summary = await phase.run(run, round_no)
+        self.bus.emit(PhaseCompleted(run.session_id, phase.name, round_no, summary))
+        if not await self.gates.check(run, phase.name, round_no):
+            raise GateRejected(f"rejected at the {phase.name} gate")
+
+    async def _loop(self, run: DebateRun, plan: ProtocolPlan) -> None:
+        history: list[tuple[tuple[int, ...], float]] = []
+        for round_no in range(1, self.config.rounds + 1):
+            for phase in plan.loop:
+                await self._phase(run, phase, round_no)
+            run.rounds_done = round_no
+            stop = check_convergence(run, round_no, history)
+            leader = run.ws.leader([a.id for a in run.agents])
+            scores = {r["reviewer"]: r["satisfaction"] for r in run.reviews if r["round"] == round_no}
+            self.bus.emit(RoundCompleted(run.session_id, round_no, scores, leader.agent_id if leader else None, stop))
+            if stop is not None:
+                run.stop_reason = stop
+                break
+            if round_no < self.config.rounds and await self._checkpoint(run, round_no) == "end":
+                run.stop_reason = "ended by the human at a checkpoint"
+                run.ended_by_human = True
+                break
+        else:
+            run.stop_reason = (
+                f"max rounds ({self.config.rounds})" if self.config.rounds else "no debate rounds configured"
+            )
+        if run.stop_reason.startswith(("stalemate", "max rounds", "no improvement")):
+            leader = run.ws.leader([a.id for a in run.agents])
+            if leader is None or not leader.report.all_passed:
+                run.escalation = escalation_summary(run)
+                self.bus.emit(Escalated(run.session_id, run.stop_reason, run.escalation))
+
+    async def _checkpoint(self, run: DebateRun, round_no: int) -> str:
+        """Continue / Guide / End after ``round_no``; journaled so a resume does not ask again."""
+        if run.human is None:
+            return "continue"
+        stored = run.stored(round_no, "checkpoint", "human", "decision")
+        if stored is not None:
+            decision = CheckpointDecision.model_validate(stored.metadata.get("decision", {}))
+            await run.record(stored)
+        else:
+            leader = run.ws.leader([a.id for a in run.agents])
+            summary = (
+                f"round {round_no}: leader {leader.agent_id} {leader.report.passed}/{leader.report.total}"
+                if leader
+                else f"round {round_no}"
+            )
+            decision = await run.human.checkpoint(round_no, summary)
+            turn = run.tool_turn(
+                round_no=round_no,
+                phase="checkpoint",
+                agent_id="human",
+                role="human",
+                kind="decision",
+                content=f"{decision.action}" + (f": {decision.guidance}" if decision.guidance else ""),
+                metadata={"decision": decision.model_dump()},
+            )
+            await run.record(turn)
+        if decision.action == "guide" and decision.guidance:
+            run.guidance.append(decision.guidance)
+        self.bus.emit(CheckpointDecided(run.session_id, round_no, decision.action, decision.guidance))
+        return decision.action
+
     async def _finish(
-        self,
-        run: DebateRun,
-        status: SessionStatus,
-        error: str | None,
-        started: float,
-        prior_tokens: int,
+        self, run: DebateRun, status: SessionStatus, error: str | None, started: float, prior_tokens: int
     ) -> DebateResult:
         if run.outcome.get("winner") is None:
-            best = run.best()
+            best = run.ws.leader([a.id for a in run.agents])
             if best is not None:
                 run.outcome = {
                     "winner": best.agent_id,
@@ -243,7 +327,13 @@ class DebateEngine:
                     "method": "best_so_far",
                     "reason": "the candidate passing the most tests when the session ended",
                 }
-        winner = run.candidates.get(run.outcome.get("winner") or "")
+        run.outcome.update(
+            stop_reason=run.stop_reason,
+            escalation=run.escalation,
+            planning_style=run.planning_style,
+            topology=self.config.topology.type,
+        )
+        winner = run.ws.candidates.get(run.outcome.get("winner") or "")
         session = run.session
         fields: dict[str, Any] = {
             "total_rounds": run.rounds_done,
@@ -253,6 +343,7 @@ class DebateEngine:
             "duration_s": session.duration_s + (time.monotonic() - started),
             "final_version_id": winner.version_id if winner else None,
             "final_consensus_score": winner.report.pass_rate if winner else None,
+            "coordination_protocol": run.planning_style,
         }
         final = session.model_copy(update={**fields, "status": status, "outcome": run.outcome, "error": error})
         solution_path, report_path = await asyncio.to_thread(write_outputs, run, final, winner)
@@ -262,7 +353,7 @@ class DebateEngine:
             logger.exception("could not record the end of session %s", session.id)
             raise
         try:
-            await asyncio.to_thread(run.worktree.close, status == "completed")
+            await asyncio.to_thread(run.ws.worktree.close, self.config.vcs.removes_worktree(status))
         except VersionControlError as exc:
             logger.warning("could not clean up the worktree of session %s: %s", session.id, exc)
         final = self.store.get_session(session.id)
@@ -271,7 +362,7 @@ class DebateEngine:
             status=status,
             code=winner.code if winner else None,
             passed=winner.passed if winner else 0,
-            total=winner.report.total if winner else len(run.task.test_names),
+            total=winner.report.total if winner else len(run.ws.task.test_names),
             solution_path=solution_path,
             report_path=report_path,
             error=error,

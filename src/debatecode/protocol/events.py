@@ -19,11 +19,16 @@ from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TestRepo
 
 __all__ = [
     "AgentStatusChanged",
+    "CheckpointDecided",
     "CodeVersionCommitted",
+    "Escalated",
     "Event",
     "EventBus",
+    "GateDecided",
+    "GateRequested",
     "PhaseCompleted",
     "PhaseStarted",
+    "RoundCompleted",
     "SessionFinished",
     "SessionStarted",
     "TestsRun",
@@ -131,3 +136,41 @@ class EventBus:
                 handler(event)
             except Exception:
                 logger.exception("event handler %r failed on %s", handler, type(event).__name__)
+
+
+@dataclass(frozen=True)
+class RoundCompleted(Event):
+    round: int
+    scores: dict[str, int] = field(default_factory=dict)
+    """Each reviewer's satisfaction this round."""
+    leader: str | None = None
+    stop_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckpointDecided(Event):
+    round: int
+    action: str
+    guidance: str | None = None
+
+
+@dataclass(frozen=True)
+class GateRequested(Event):
+    phase: str
+    summary: str
+    gate_id: str = ""
+
+
+@dataclass(frozen=True)
+class GateDecided(Event):
+    phase: str
+    decision: str
+    """``approved``, ``rejected`` or ``timed_out``."""
+    reviewer: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Escalated(Event):
+    reason: str
+    summary: str

@@ -1,9 +1,13 @@
 """``DebateRun``: one session's live state and the services its phases use.
 
-Phases never call the model, the sandbox, git or the store directly. They
-ask the run, which journals every turn: a turn whose key is already stored
-(a resumed session) is replayed from the store instead of calling the
-model again, so a resume neither loses nor duplicates turns.
+Phases never call the model, the store or the event bus directly. They ask
+the run, which journals every turn: a turn whose key is already stored (a
+resumed or replayed session) is returned from the journal instead of calling
+the model again, so a resume neither loses nor duplicates turns. Human
+decisions (checkpoints, gates) and tool results are journaled the same way.
+
+The code-specific state (candidates, tests, versions) lives in
+:class:`~debatecode.protocol.workspace.CodeWorkspace`, reachable as ``run.ws``.
 """
 
 from __future__ import annotations
@@ -13,30 +17,31 @@ import logging
 import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
 from debatecode.config import DebateConfig
-from debatecode.execution.runner import TestRunner
 from debatecode.llm.client import LLMClient
 from debatecode.llm.parsing import extract_code
-from debatecode.protocol.events import (
-    AgentStatusChanged,
-    CodeVersionCommitted,
-    EventBus,
-    TestsRun,
-    TurnCompleted,
-)
-from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TestReport, TurnRecord, TurnStatus
-from debatecode.task import Task
-from debatecode.vcs.worktree import SessionWorktree
+from debatecode.protocol.context import is_rubber_stamp
+from debatecode.protocol.events import AgentStatusChanged, EventBus, TurnCompleted
+from debatecode.protocol.state import SessionRecord, TurnRecord, TurnStatus
 
-__all__ = ["Candidate", "DebateRun", "gather_all", "turn_key"]
+if TYPE_CHECKING:
+    from debatecode.protocol.human import HumanInterface
+    from debatecode.protocol.workspace import CodeWorkspace
+
+__all__ = ["DebateRun", "gather_all", "turn_key"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+_RUBBER_STAMP_NUDGE = (
+    "Your reply was rejected as a rubber stamp: it approves without reasoning. "
+    "State what you checked and why it holds, or what fails and why."
+)
 
 
 def turn_key(round_no: int, phase: str, agent_id: str, kind: str) -> str:
@@ -45,45 +50,45 @@ def turn_key(round_no: int, phase: str, agent_id: str, kind: str) -> str:
 
 
 @dataclass
-class Candidate:
-    """An agent's current code and what running it showed."""
-
-    agent_id: str
-    code: str | None
-    report: TestReport
-    turn_id: str | None = None
-    version_id: str | None = None
-    phase: str = ""
-    round: int = 0
-
-    @property
-    def passed(self) -> int:
-        return self.report.passed
-
-
-@dataclass
 class DebateRun:
     """Everything one session's phases share."""
 
     session: SessionRecord
-    task: Task
     config: DebateConfig
     agents: list[Agent]
     llm: LLMClient
-    tests: TestRunner
-    worktree: SessionWorktree
     bus: EventBus
+    ws: CodeWorkspace
     journal: dict[str, TurnRecord] = field(default_factory=dict)
     """Stored turns by key: the turns a resumed session replays."""
-    stored_versions: dict[str, CodeVersionRecord] = field(default_factory=dict)
-    """Stored code versions by turn id."""
     next_seq: int = 1
-    next_version: int = 1
-    candidates: dict[str, Candidate] = field(default_factory=dict)
-    history: dict[str, list[Candidate]] = field(default_factory=dict)
     outcome: dict[str, Any] = field(default_factory=dict)
     rounds_done: int = 0
     reused_turns: int = 0
+    guidance: list[str] = field(default_factory=list)
+    """Human guidance from checkpoints, shown to every later prompt."""
+    clarifications: list[dict[str, str]] = field(default_factory=list)
+    """Questions and answers from dehallucination."""
+    plan: str | None = None
+    """The Designer's plan (CPDE), shown to implementers."""
+    planning_style: str = "dpde"
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    """Every review: round, reviewer, role, satisfaction, concerns."""
+    dissents: list[dict[str, str]] = field(default_factory=list)
+    """Positions that disagree with the outcome, attributed to roles."""
+    risks: list[dict[str, str]] = field(default_factory=list)
+    """The risk register: source, severity, description, status."""
+    stop_reason: str = ""
+    escalation: str | None = None
+    ended_by_human: bool = False
+    feedback: dict[str, str] = field(default_factory=dict)
+    """Validation feedback from the hook points, by the agent whose code it is about."""
+    dropped: list[dict[str, str]] = field(default_factory=list)
+    """Agents taken out of the debate after their model failed, and why."""
+    human: HumanInterface | None = None
+    """The person overseeing the debate, when running interactively."""
+    extras: dict[str, Any] = field(default_factory=dict)
+    """Services the engine attaches for phases: ``topology``, ``ordering``, ``satisfaction``, ``allowance``."""
 
     def __post_init__(self) -> None:
         self._semaphore = asyncio.Semaphore(self.config.max_concurrency)
@@ -93,18 +98,78 @@ class DebateRun:
     def session_id(self) -> str:
         return self.session.id
 
+    @property
+    def task(self) -> Any:
+        return self.ws.task
+
+    # -- participants -----------------------------------------------------
+
     def agent(self, agent_id: str) -> Agent:
         return next(a for a in self.agents if a.id == agent_id)
 
-    def status(self, agent: Agent, status: str, phase: str = "") -> None:
-        self.bus.emit(AgentStatusChanged(self.session_id, agent.id, status, phase))
+    def with_role(self, role: str) -> list[Agent]:
+        return [a for a in self.agents if a.role.name == role]
+
+    def first_with_role(self, role: str) -> Agent | None:
+        found = self.with_role(role)
+        return found[0] if found else None
+
+    def authors(self) -> list[Agent]:
+        """The agents that write candidates (generators or implementers)."""
+        return [a for a in self.agents if a.role.name in ("generator", "implementer")]
+
+    def drop_agent(self, agent_id: str, reason: str) -> None:
+        """Take a failed agent out of the debate; its topology subtree is rebalanced to its siblings."""
+        topology = self.extras.get("topology")
+        if topology is not None and agent_id in topology and len(topology) > 1:
+            topology.remove(agent_id)
+        self.agents = [a for a in self.agents if a.id != agent_id]
+        self.ws.candidates.pop(agent_id, None)
+        self.dropped.append({"agent": agent_id, "reason": reason})
+        self.risks.append(
+            {
+                "source": agent_id,
+                "severity": "medium",
+                "description": f"dropped from the debate: {reason}",
+                "status": "open",
+            }
+        )
+        logger.warning("%s dropped from the debate: %s", agent_id, reason)
+
+    def status(self, agent: Agent | str, status: str, phase: str = "") -> None:
+        agent_id = agent if isinstance(agent, str) else agent.id
+        self.bus.emit(AgentStatusChanged(self.session_id, agent_id, status, phase))
+
+    def context(self, agent_id: str | None = None) -> dict[str, Any]:
+        """What prompts show: clarifications, the plan, human guidance, and the validation feedback on ``agent_id``'s code."""
+        return {
+            "clarifications": self.clarifications,
+            "plan": self.plan,
+            "guidance": self.guidance,
+            "feedback": self.feedback.get(agent_id) if agent_id else None,
+        }
+
+    # -- turns ------------------------------------------------------------
+
+    def stored(self, round_no: int, phase: str, agent_id: str, kind: str) -> TurnRecord | None:
+        return self.journal.get(turn_key(round_no, phase, agent_id, kind))
 
     async def ask(
-        self, agent: Agent, prompt: Prompt, *, phase: str, round_no: int, kind: str, want_code: bool = True
+        self,
+        agent: Agent,
+        prompt: Prompt,
+        *,
+        phase: str,
+        round_no: int,
+        kind: str,
+        want_code: bool = False,
+        needs_reasoning: bool = False,
     ) -> TurnRecord:
-        """One model turn: the reply and the code in it, not yet persisted.
+        """One model turn, not yet persisted (``record`` it, or ``evaluate`` it when it carries code).
 
         A stored turn with the same key is returned instead of calling the model.
+        With ``needs_reasoning``, a rubber-stamp reply is recorded as ``rejected``
+        and the question is asked once more.
 
         Raises:
             ModelError: the model call failed for good.
@@ -115,31 +180,46 @@ class DebateRun:
         if stored is not None:
             self.reused_turns += 1
             return stored
+        turn = await self._call(agent, prompt, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code)
+        if needs_reasoning and is_rubber_stamp(turn.content):
+            rejected = turn.model_copy(update={"key": f"{key}:rubber-stamp", "status": "rejected"})
+            await self.record(rejected)
+            logger.info("%s's %s reply was a rubber stamp; asking once more", agent.id, kind)
+            retry = Prompt(
+                messages=[*prompt.messages[:-1], _nudge(prompt.messages[-1], prompt.style)],
+                style=prompt.style,
+                prefix=prompt.prefix,
+                stop=prompt.stop,
+                max_tokens=prompt.max_tokens,
+            )
+            turn = await self._call(
+                agent, retry, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code
+            )
+            turn = turn.model_copy(update={"metadata": {**turn.metadata, "rubber_stamp_retry": True}})
+        return turn
+
+    async def _call(
+        self, agent: Agent, prompt: Prompt, *, key: str, phase: str, round_no: int, kind: str, want_code: bool
+    ) -> TurnRecord:
         async with self._semaphore:
             self.status(agent, "thinking", phase)
-            temperature = agent.temperature
+            default_max = (
+                self.config.llm.completion_max_tokens if prompt.style == "completion" else self.config.llm.max_tokens
+            )
             completion = await self.llm.complete(
                 agent.model,
                 prompt.messages,
-                max_tokens=prompt.max_tokens
-                or (
-                    self.config.llm.completion_max_tokens
-                    if prompt.style == "completion"
-                    else self.config.llm.max_tokens
-                ),
-                temperature=temperature,
+                max_tokens=prompt.max_tokens or default_max,
+                temperature=agent.temperature,
                 seed=agent.seed,
                 stop=prompt.stop or None,
                 tags={"phase": phase, "agent": agent.id, "round": str(round_no), "kind": kind, "role": agent.role.name},
             )
-        code = (
-            extract_code(completion.text, entry_point=self.task.entry_point, prompt_prefix=prompt.prefix)
-            if want_code
-            else None
-        )
+            self.status(agent, "idle", phase)
+        code = None
+        if want_code:
+            code = extract_code(completion.text, entry_point=self.ws.task.entry_point, prompt_prefix=prompt.prefix)
         status: TurnStatus = "no_code" if want_code and code is None else "ok"
-        if status == "no_code":
-            logger.debug("%s's %s reply has no Python code; it counts as failing every test", agent.id, kind)
         return TurnRecord(
             id=uuid.uuid4().hex,
             session_id=self.session_id,
@@ -157,9 +237,10 @@ class DebateRun:
             status=status,
             metadata={
                 "kind": kind,
-                "temperature": temperature,
+                "temperature": agent.temperature,
                 "seed": agent.seed,
                 "usage_estimated": completion.usage_estimated,
+                "prompt_style": prompt.style,
             },
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
@@ -167,11 +248,45 @@ class DebateRun:
             response_time_ms=int(completion.latency_s * 1000),
         )
 
+    def tool_turn(
+        self,
+        *,
+        round_no: int,
+        phase: str,
+        agent_id: str,
+        role: str,
+        kind: str,
+        content: str,
+        tool_calls: list[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> TurnRecord:
+        """A turn taken by a tool or a human rather than a model (not yet persisted)."""
+        key = turn_key(round_no, phase, agent_id, kind)
+        stored = self.journal.get(key)
+        if stored is not None:
+            self.reused_turns += 1
+            return stored
+        return TurnRecord(
+            id=uuid.uuid4().hex,
+            session_id=self.session_id,
+            seq=0,
+            key=key,
+            round=round_no,
+            phase=phase,
+            agent_id=agent_id,
+            agent_role=role,
+            provider="tool" if role != "human" else "human",
+            model="",
+            content=content,
+            tool_calls=tool_calls or [],
+            metadata={"kind": kind, **(metadata or {})},
+        )
+
     async def record(self, turn: TurnRecord) -> TurnRecord:
         """Persist a completed turn (once), giving it the next sequence number."""
         if turn.key in self.journal:
-            self.bus.emit(TurnCompleted(self.session_id, turn, reused=True))
-            return turn
+            self.bus.emit(TurnCompleted(self.session_id, self.journal[turn.key], reused=True))
+            return self.journal[turn.key]
         async with self._lock:
             turn = turn.model_copy(update={"seq": self.next_seq})
             self.next_seq += 1
@@ -179,99 +294,20 @@ class DebateRun:
         self.bus.emit(TurnCompleted(self.session_id, turn))
         return turn
 
-    async def evaluate(self, agent: Agent, turn: TurnRecord) -> Candidate:
-        """Run the turn's code against the task, persist the turn and commit its version.
+    def turns(self, phase: str | None = None, kind: str | None = None) -> list[TurnRecord]:
+        """Recorded turns in order, optionally of one phase and kind."""
+        found = [
+            t
+            for t in self.journal.values()
+            if (phase is None or t.phase == phase) and (kind is None or t.metadata.get("kind") == kind)
+        ]
+        return sorted(found, key=lambda t: t.seq)
 
-        Raises:
-            SandboxError: the sandbox failed (the code's own failures are in the report).
-            VersionControlError: the version could not be committed.
-        """
-        reused = turn.key in self.journal
-        if turn.code is None:
-            report = self.tests.no_code_report("the reply contained no Python code")
-        elif reused and turn.test_results is not None:
-            report = TestReport.model_validate(turn.test_results)
-        else:
-            self.status(agent, "testing", turn.phase)
-            async with self._semaphore:
-                report = await self.tests.run(turn.code)
-        if not reused:
-            turn = turn.model_copy(update={"test_results": report.model_dump(mode="json")})
-        self.bus.emit(TestsRun(self.session_id, agent.id, report, turn.phase))
-        turn = await self.record(turn)
-        version_id = None
-        if turn.code is not None:
-            version_id = await self._commit_version(agent, turn, report)
-        self.status(agent, "idle", turn.phase)
-        return Candidate(agent.id, turn.code, report, turn.id, version_id, turn.phase, turn.round)
 
-    async def _commit_version(self, agent: Agent, turn: TurnRecord, report: TestReport) -> str:
-        stored = self.stored_versions.get(turn.id)
-        if stored is not None:
-            self.bus.emit(CodeVersionCommitted(self.session_id, stored, reused=True))
-            return stored.id
-        assert turn.code is not None
-        relpath = f"candidates/{agent.id}.py"
-        async with self._lock:
-            diff = await asyncio.to_thread(self.worktree.diff_from_previous, relpath, turn.code)
-            sha = await asyncio.to_thread(
-                self.worktree.commit_version,
-                relpath,
-                turn.code,
-                f"{turn.phase}: {agent.id} round {turn.round} ({report.passed}/{report.total} tests)",
-                {
-                    "Debate-Session": self.session_id,
-                    "Agent": agent.id,
-                    "Phase": turn.phase,
-                    "Round": str(turn.round),
-                    "Tests": f"{report.passed}/{report.total}",
-                    "Turn": turn.id,
-                },
-            )
-            version = CodeVersionRecord(
-                id=uuid.uuid4().hex,
-                session_id=self.session_id,
-                turn_id=turn.id,
-                agent_id=agent.id,
-                language=self.task.language,
-                code=turn.code,
-                version_number=self.next_version,
-                commit_sha=sha,
-                tests_passed=report.passed,
-                tests_total=report.total,
-                test_pass_rate=report.pass_rate,
-                diff_from_previous=diff,
-            )
-            self.next_version += 1
-            self.stored_versions[turn.id] = version
-        self.bus.emit(CodeVersionCommitted(self.session_id, version))
-        return version.id
-
-    def adopt(self, candidate: Candidate) -> bool:
-        """Make ``candidate`` its agent's current code unless it passes fewer tests.
-
-        Returns whether it was adopted. Every candidate is kept in ``history``.
-        """
-        self.history.setdefault(candidate.agent_id, []).append(candidate)
-        current = self.candidates.get(candidate.agent_id)
-        if current is not None and candidate.passed < current.passed:
-            logger.info(
-                "%s's revision passes %d tests, fewer than its current %d; keeping the current code",
-                candidate.agent_id,
-                candidate.passed,
-                current.passed,
-            )
-            return False
-        self.candidates[candidate.agent_id] = candidate
-        return True
-
-    def best(self) -> Candidate | None:
-        """The candidate with the most passing tests (earliest agent on ties), if any has code."""
-        with_code = [c for c in self.candidates.values() if c.code is not None]
-        if not with_code:
-            return None
-        order = {a.id: i for i, a in enumerate(self.agents)}
-        return sorted(with_code, key=lambda c: (-c.passed, order.get(c.agent_id, 0)))[0]
+def _nudge(message: Any, style: str) -> Any:
+    if style == "completion":
+        return {"role": message["role"], "content": f"# {_RUBBER_STAMP_NUDGE}\n{message['content']}"}
+    return {"role": message["role"], "content": f"{message['content']}\n\n{_RUBBER_STAMP_NUDGE}"}
 
 
 async def gather_all(*aws: Awaitable[T]) -> list[T]:

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "SCHEMA_VERSION",
     "CodeVersionRecord",
+    "GateRecord",
+    "GateStatus",
     "SessionRecord",
     "SessionStatus",
     "TestCaseResult",
@@ -28,8 +30,9 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 SessionStatus = Literal["pending", "running", "completed", "failed", "budget_exceeded", "cancelled"]
-TurnStatus = Literal["ok", "no_code", "error"]
+TurnStatus = Literal["ok", "no_code", "error", "rejected"]
 TestOutcome = Literal["passed", "failed", "error", "timeout"]
+GateStatus = Literal["pending", "approved", "rejected", "timed_out"]
 
 
 def utcnow() -> datetime:
@@ -46,6 +49,8 @@ class TestCaseResult(BaseModel):
     outcome: TestOutcome
     message: str = ""
     duration_s: float = 0.0
+    suite: str = "visible"
+    """``visible`` (the task's examples and tests), ``exchanged`` (written by agents in critique) or ``red`` (adversarial)."""
 
 
 class TestReport(BaseModel):
@@ -80,8 +85,21 @@ class TestReport(BaseModel):
     def all_passed(self) -> bool:
         return self.total > 0 and self.passed == self.total
 
-    def failures(self) -> list[TestCaseResult]:
-        return [case for case in self.cases if case.outcome != "passed"]
+    def failures(self, suite: str | None = None) -> list[TestCaseResult]:
+        return [case for case in self.cases if case.outcome != "passed" and (suite is None or case.suite == suite)]
+
+    def passed_in(self, suite: str) -> int:
+        return sum(1 for case in self.cases if case.suite == suite and case.outcome == "passed")
+
+    def total_in(self, suite: str) -> int:
+        return sum(1 for case in self.cases if case.suite == suite)
+
+    def passed_names(self) -> set[str]:
+        return {case.name for case in self.cases if case.outcome == "passed"}
+
+    def visible(self) -> TestReport:
+        """The same report restricted to the task's own checks."""
+        return self.model_copy(update={"cases": [c for c in self.cases if c.suite == "visible"]})
 
 
 class SessionRecord(BaseModel):
@@ -178,3 +196,22 @@ class CodeVersionRecord(BaseModel):
     diff_from_previous: str = ""
     """Unified diff against this agent's previous version."""
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class GateRecord(BaseModel):
+    """An approval gate: the debate waited here for a human decision."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    session_id: str
+    phase: str
+    round: int = 0
+    summary: str = ""
+    artifacts: dict[str, Any] = Field(default_factory=dict)
+    """What the reviewer sees: the leader's code, its tests, the scores."""
+    status: GateStatus = "pending"
+    reviewer: str = ""
+    reason: str = ""
+    requested_at: datetime = Field(default_factory=utcnow)
+    decided_at: datetime | None = None

@@ -13,25 +13,34 @@ from typing import TYPE_CHECKING, Any
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
 
 if TYPE_CHECKING:
+    from debatecode.sandbox.checks import CheckJob, CheckResult, TestOutcome, run_checks
     from debatecode.sandbox.docker import DockerSandbox
     from debatecode.sandbox.local import LocalSandbox
     from debatecode.sandbox.registry import BackendStatus, create_sandbox, default_limits, describe_backends
 
 __all__ = [
     "BackendStatus",
+    "CheckJob",
+    "CheckResult",
     "DockerSandbox",
     "ExecJob",
     "ExecResult",
     "Limits",
     "LocalSandbox",
     "Sandbox",
+    "TestOutcome",
     "create_sandbox",
     "default_limits",
     "describe_backends",
+    "run_checks",
 ]
 
 _LAZY = {
     "BackendStatus": "debatecode.sandbox.registry",
+    "CheckJob": "debatecode.sandbox.checks",
+    "CheckResult": "debatecode.sandbox.checks",
+    "TestOutcome": "debatecode.sandbox.checks",
+    "run_checks": "debatecode.sandbox.checks",
     "DockerSandbox": "debatecode.sandbox.docker",
     "LocalSandbox": "debatecode.sandbox.local",
     "create_sandbox": "debatecode.sandbox.registry",

@@ -9,6 +9,9 @@ exceptions. Exceptions mean the sandbox itself could not do its work.
 from __future__ import annotations
 
 import abc
+import asyncio
+import os
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -96,6 +99,35 @@ class Sandbox(abc.ABC):
             SandboxError: the backend failed while running the job (not the
                 job's own failure, which is reported in the result).
         """
+
+    @property
+    def default_concurrency(self) -> int:
+        """How many jobs ``run_batch`` runs at once when not told: the number of CPUs."""
+        return os.cpu_count() or 1
+
+    async def run_batch(self, jobs: Sequence[ExecJob], *, concurrency: int | None = None) -> list[ExecResult]:
+        """Run many jobs, at most ``concurrency`` at once, and return their results in job order.
+
+        The default runs ``run`` under a semaphore; backends that can do better override it.
+
+        Raises:
+            SandboxUnavailable, SandboxError: as for ``run``, for the first job that raised;
+                the jobs still running are cancelled.
+        """
+        semaphore = asyncio.Semaphore(max(1, concurrency or self.default_concurrency))
+
+        async def one(job: ExecJob) -> ExecResult:
+            async with semaphore:
+                return await self.run(job)
+
+        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     def check(self) -> None:  # noqa: B027 - optional hook: most backends are always ready
         """Verify that the backend can run jobs now.

@@ -1,16 +1,24 @@
-"""``DockerSandbox``: each job runs in a fresh, locked-down container.
+"""``DockerSandbox``: jobs run in locked-down containers, warm ones when it can.
 
-The container gets no network, a read-only root, a size-capped tmpfs work
-dir, an unprivileged uid, no capabilities, ``no-new-privileges``, and cgroup
-limits on memory (swap included), processes and CPU. Inside it, the runner
-script (``runner.py``) is PID 1: it writes the job's files, runs the command,
-enforces the wall-clock limit, kills every leftover process and prints one
-result line, which the host reads back from the container's log.
+Every container gets no network, a read-only root, size-capped tmpfs mounts,
+an unprivileged uid, no capabilities, ``no-new-privileges`` and cgroup limits
+(``_docker_spec.py``). Jobs run in one of two ways:
 
-One container per job for now. ``_start_job`` / ``_finish_job`` are the seam
-where a warm pool slots in later.
+- **warm pool** (``settings.pool_size > 0``, the default): up to ``pool_size``
+  running containers whose PID 1 is the pool server (``pool_server.py``); a job
+  is one request over the container's attached stdin/stdout, and the server
+  resets the container (every process killed, ``/work``, ``/tmp``, ``/dev/shm``
+  emptied) before the next one. A container lost before it acknowledged a job is
+  replaced and the job runs in a fresh container; one lost mid-job is removed
+  and the job re-runs in a fresh container, whose result is authoritative.
+- **fresh container** per job (``_docker_cold.py``): the runner is PID 1.
 
-All blocking Docker SDK calls run in a worker thread (``asyncio.to_thread``).
+Hygiene: every container is labelled with its owner process; the first use
+in a process sweeps orphans of dead owners (``_hygiene.py``); a reaper thread
+removes containers that outlive their deadline; ``aclose()`` and an ``atexit``
+hook remove everything this sandbox made, and warm containers exit by
+themselves when their owner's connection drops, however the owner died.
+
 Docker SDK and HTTP errors never leave this module: they become
 ``SandboxUnavailable`` (engine or image missing) or ``SandboxError``.
 """
@@ -18,61 +26,58 @@ Docker SDK and HTTP errors never leave this module: they become
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
-import os
 import time
 import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import weakref
+from collections.abc import Mapping, Sequence
 
 import docker
 import docker.errors
-import requests.exceptions
-from docker.types import Ulimit
 
 from debatecode.config import SandboxSettings
 from debatecode.errors import SandboxError, SandboxUnavailable
+from debatecode.sandbox._attach import Attacher
+from debatecode.sandbox._docker_cold import REAPER_MARGIN_S, FreshContainerRunner, remove_quietly
+from debatecode.sandbox._docker_spec import LABEL, ContainerShape
+from debatecode.sandbox._docker_warm import WarmContainerFactory
+from debatecode.sandbox._engine import DOCKER_ERRORS, engine_address, engine_unavailable, image_missing
+from debatecode.sandbox._hygiene import ContainerReaper, OwnerToken, SweepReport, sweep_orphans
+from debatecode.sandbox._pool import ContainerLost, WarmPool
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
 from debatecode.sandbox.protocol import (
     RunnerProtocolError,
-    encode_payload,
     max_result_bytes,
     parse_runner_output,
+    request_line,
     result_from_runner,
-    runner_source,
 )
 
-if TYPE_CHECKING:
-    from docker.models.containers import Container
-
-__all__ = ["DockerSandbox"]
+__all__ = ["LABEL", "DockerSandbox"]
 
 logger = logging.getLogger(__name__)
 
-LABEL = "debatecode"
-"""Every container this backend creates carries ``debatecode=1``, so strays are easy to find."""
 HOST_GRACE_S = 15.0
 """Extra host-side wait beyond the job's own limit: container start, teardown and a busy machine."""
-SANDBOX_UID = "10001:10001"
-_DOCKER_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
-
-
-def _engine_address() -> str:
-    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+_SWEPT: set[str] = set()
+_LIVE: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
 
 
 class DockerSandbox(Sandbox):
-    """Runs each job in a fresh container of ``settings.image``.
+    """Runs jobs in containers of ``settings.image``: warm pooled ones, else a fresh one per job.
 
     Args:
-        settings: image name and defaults; ``SandboxSettings()`` when omitted.
+        settings: image, pool and defaults; ``SandboxSettings()`` when omitted.
         client: a ``docker.DockerClient`` (or a fake with the same surface).
             Created from the environment (``DOCKER_HOST``) on first use when omitted.
         client_timeout_s: HTTP timeout of a client this sandbox creates itself.
-        host_grace_s: how long past the job's own time limit the host waits for the
-            container before killing it and reporting a timeout.
+        host_grace_s: how long past the job's own time limit the host waits before it
+            kills the container and reports a timeout.
         labels: extra labels for every container (for example a session id), next to
-            ``debatecode=1`` and ``debatecode.job=<uuid>``.
+            ``debatecode=1``, its kind, owner and a unique id.
+        attacher: opens the attach connection of warm containers; by default a raw
+            connection to the engine at ``DOCKER_HOST``.
     """
 
     name = "docker"
@@ -85,6 +90,7 @@ class DockerSandbox(Sandbox):
         client_timeout_s: float = 60.0,
         host_grace_s: float = HOST_GRACE_S,
         labels: Mapping[str, str] | None = None,
+        attacher: Attacher | None = None,
     ) -> None:
         self.settings = settings or SandboxSettings()
         self._client = client
@@ -92,30 +98,43 @@ class DockerSandbox(Sandbox):
         self._client_timeout_s = client_timeout_s
         self._host_grace_s = host_grace_s
         self._labels = dict(labels or {})
-        self._active: dict[str, Container] = {}
+        self._owner = OwnerToken.current().label()
+        self.reaper = ContainerReaper(self._remove_by_id)
+        self._warm = WarmContainerFactory(
+            self._get_client,
+            self.settings.image,
+            owner=self._owner,
+            labels=self._labels,
+            idle_ttl_s=self.settings.pool_idle_ttl_s,
+            attacher=attacher,
+            reaper=self.reaper,
+        )
+        self._fresh = FreshContainerRunner(
+            self._get_client,
+            self.settings.image,
+            owner=self._owner,
+            labels=self._labels,
+            host_grace_s=host_grace_s,
+            reaper=self.reaper,
+        )
+        self._pool: WarmPool | None = None
+        self._pool_loop: asyncio.AbstractEventLoop | None = None
+        _LIVE.add(self)
+
+    @property
+    def default_concurrency(self) -> int:
+        return self.settings.concurrency or max(1, self.settings.pool_size)
+
+    def _remove_by_id(self, container_id: str) -> None:
+        self._warm.remove_by_id(container_id)
 
     def _get_client(self) -> docker.DockerClient:
         if self._client is None:
             try:
                 self._client = docker.from_env(timeout=int(self._client_timeout_s))
-            except _DOCKER_ERRORS as exc:
-                raise self._engine_unavailable(exc) from exc
+            except DOCKER_ERRORS as exc:
+                raise engine_unavailable(exc) from exc
         return self._client
-
-    def _engine_unavailable(self, exc: BaseException) -> SandboxUnavailable:
-        return SandboxUnavailable(
-            f"the Docker engine does not answer at {_engine_address()} (DOCKER_HOST): {exc}. "
-            "Start it (for example `sudo dockerd >/var/log/dockerd.log 2>&1 &`), point DOCKER_HOST at a "
-            "running engine, or run with `--sandbox local` (weaker isolation).",
-            backend=self.name,
-        )
-
-    def _image_missing(self) -> SandboxUnavailable:
-        return SandboxUnavailable(
-            f"the sandbox image {self.settings.image!r} is not present in the Docker engine. "
-            "Build it offline with `debatecode sandbox build`, or run with `--sandbox local`.",
-            backend=self.name,
-        )
 
     def check(self) -> None:
         """Verify that the engine answers and the sandbox image is present.
@@ -127,196 +146,207 @@ class DockerSandbox(Sandbox):
         client = self._get_client()
         try:
             client.ping()
-        except _DOCKER_ERRORS as exc:
-            raise self._engine_unavailable(exc) from exc
+        except DOCKER_ERRORS as exc:
+            raise engine_unavailable(exc) from exc
         try:
             client.images.get(self.settings.image)
         except docker.errors.ImageNotFound as exc:
-            raise self._image_missing() from exc
-        except _DOCKER_ERRORS as exc:
-            raise self._engine_unavailable(exc) from exc
+            raise image_missing(self.settings.image) from exc
+        except DOCKER_ERRORS as exc:
+            raise engine_unavailable(exc) from exc
+
+    def sweep(self, *, everything: bool = False, dry_run: bool = False) -> SweepReport:
+        """Remove orphaned debatecode containers (see ``_hygiene``); ``everything`` removes all of them.
+
+        Raises:
+            SandboxUnavailable: the engine does not answer.
+        """
+        try:
+            return sweep_orphans(self._get_client(), everything=everything, dry_run=dry_run)
+        except DOCKER_ERRORS as exc:
+            raise engine_unavailable(exc) from exc
+
+    async def _sweep_once(self) -> None:
+        if not self.settings.sweep_on_start or engine_address() in _SWEPT:
+            return
+        _SWEPT.add(engine_address())
+        try:
+            report = await asyncio.to_thread(self.sweep)
+        except SandboxUnavailable as exc:
+            logger.warning("start-up sweep of orphaned sandbox containers failed: %s", exc)
+            return
+        for name, reason in report.removed.items():
+            logger.info("removed orphaned sandbox container %s: %s", name, reason)
 
     async def run(self, job: ExecJob) -> ExecResult:
-        """Run ``job`` in a fresh container and remove the container afterwards.
+        """Run ``job`` in a warm container (or a fresh one when the pool is off or unusable).
 
         Raises:
             SandboxUnavailable: the engine does not answer or the image is missing.
-            SandboxError: the engine failed mid-job, the payload is too large for the
-                environment, or the runner returned no result (``container_id`` is set).
+            SandboxError: the engine failed mid-job, the payload is too large, or the runner
+                returned no result (``container_id`` is set).
+        """
+        await self._sweep_once()
+        pool = self._current_pool()
+        if pool is None:
+            return await self.run_fresh(job)
+        return await self._run_warm(pool, job)
+
+    async def run_fresh(self, job: ExecJob) -> ExecResult:
+        """Run ``job`` in a fresh container, whatever the pool settings.
+
+        Raises:
+            SandboxUnavailable: the engine does not answer or the image is missing.
+            SandboxError: as for ``run``.
         """
         job_id = uuid.uuid4().hex
         try:
-            return await asyncio.to_thread(self._run_sync, job, job_id)
+            return await asyncio.to_thread(self._fresh.run, job, job_id)
         except asyncio.CancelledError:
-            container = self._active.get(job_id)
+            container = self._fresh.active.get(job_id)
             if container is not None:
                 # The worker thread removes the container once the kill ends its wait.
-                asyncio.get_running_loop().run_in_executor(None, self._kill_quietly, container)
+                asyncio.get_running_loop().run_in_executor(None, remove_quietly, container)
             raise
 
-    def _run_sync(self, job: ExecJob, job_id: str) -> ExecResult:
-        started = time.monotonic()
-        container = self._start_job(job, job_id)
-        try:
-            return self._finish_job(container, job, started)
-        finally:
-            self._active.pop(job_id, None)
-            self._remove_quietly(container)
+    async def run_batch(self, jobs: Sequence[ExecJob], *, concurrency: int | None = None) -> list[ExecResult]:
+        """Run ``jobs`` concurrently over the warm pool and return results in job order.
 
-    def _start_job(self, job: ExecJob, job_id: str) -> Container:
+        The pool grows to ``concurrency`` containers for the batch if it is smaller,
+        and shrinks back to ``pool_size`` afterwards.
+
+        Raises:
+            SandboxUnavailable, SandboxError: as for ``run``; the jobs still running are cancelled.
+        """
+        limit = max(1, concurrency or self.default_concurrency)
+        pool = self._current_pool()
+        if not jobs or pool is None:
+            return await super().run_batch(jobs, concurrency=limit)
+        # For the batch the pool may grow to its concurrency; it shrinks back to pool_size afterwards.
+        # Containers start as the first jobs ask for them, and each serves jobs as soon as it is ready.
+        await pool.resize(max(self.settings.pool_size, limit))
         try:
-            environment = encode_payload(job, reap_uid=True)
+            return await super().run_batch(jobs, concurrency=limit)
+        finally:
+            if not pool.closed:
+                await pool.resize(self.settings.pool_size)
+
+    async def warm(self, count: int | None = None, *, limits: Limits | None = None) -> int:
+        """Start warm containers for jobs with ``limits`` until ``count`` (default: the pool size) are idle.
+
+        Returns how many were started; 0 when the pool is off.
+
+        Raises:
+            SandboxUnavailable: the engine does not answer or the image is missing.
+            SandboxError: a container would not start or did not become ready.
+        """
+        await self._sweep_once()
+        pool = self._current_pool()
+        if pool is None:
+            return 0
+        shape = ContainerShape.of(limits or self._default_limits())
+        return await pool.warm(shape, count if count is not None else pool.size)
+
+    def _default_limits(self) -> Limits:
+        from debatecode.sandbox.registry import default_limits
+
+        return default_limits(self.settings)
+
+    def _current_pool(self) -> WarmPool | None:
+        if self.settings.pool_size <= 0 or self._warm.problem:
+            return None
+        loop = asyncio.get_running_loop()
+        if self._pool is not None and self._pool_loop is loop:
+            return self._pool
+        if self._pool is not None:
+            # A pool belongs to its event loop; containers made under an earlier loop are removed.
+            self._remove_ids_sync([c.container_id for c in self._pool.members])
+        self._pool = WarmPool(
+            self.settings.pool_size, self._warm.start, self._warm.remove, idle_ttl_s=self.settings.pool_idle_ttl_s
+        )
+        self._pool_loop = loop
+        return self._pool
+
+    def _remove_ids_sync(self, container_ids: list[str]) -> None:
+        for container_id in container_ids:
+            self._warm.remove_by_id(container_id)
+
+    async def _run_warm(self, pool: WarmPool, job: ExecJob) -> ExecResult:
+        try:
+            request = request_line(job)
         except ValueError as exc:
             raise SandboxError(str(exc), backend=self.name) from exc
-        client = self._get_client()
         try:
-            container = client.containers.create(**self._container_spec(job.limits, job_id, environment))
-        except docker.errors.ImageNotFound as exc:
-            raise self._image_missing() from exc
-        except requests.exceptions.ConnectionError as exc:
-            raise self._engine_unavailable(exc) from exc
-        except _DOCKER_ERRORS as exc:
-            raise SandboxError(f"cannot create the job container: {exc}", backend=self.name) from exc
-        self._active[job_id] = container
-        logger.debug("created container %s for job %s", container.id, job_id)
-        try:
-            container.start()
-        except _DOCKER_ERRORS as exc:
-            self._active.pop(job_id, None)
-            self._remove_quietly(container)
-            raise SandboxError(
-                f"cannot start the job container: {exc}", backend=self.name, container_id=container.id
-            ) from exc
-        return container
-
-    def _container_spec(self, limits: Limits, job_id: str, environment: dict[str, str]) -> dict[str, Any]:
-        memory = f"{limits.memory_mb}m"
-        return {
-            "image": self.settings.image,
-            "command": ["python3", "-c", runner_source()],
-            "environment": environment,
-            "name": f"debatecode-job-{job_id[:12]}",
-            "labels": {**self._labels, LABEL: "1", f"{LABEL}.job": job_id},
-            "network_mode": "none",
-            "user": SANDBOX_UID,
-            "read_only": True,
-            "tmpfs": {
-                "/work": f"size={limits.disk_mb}m,mode=1777,exec",
-                "/tmp": f"size={max(16, limits.disk_mb // 2)}m,mode=1777",
-            },
-            "working_dir": "/work",
-            "mem_limit": memory,
-            "memswap_limit": memory,
-            "pids_limit": limits.pids,
-            "nano_cpus": int(limits.cpus * 1_000_000_000),
-            "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
-            "ulimits": [
-                Ulimit(name="nofile", soft=1024, hard=1024),
-                Ulimit(name="fsize", soft=limits.disk_mb * 1024 * 1024, hard=limits.disk_mb * 1024 * 1024),
-            ],
-            "stdin_open": False,
-            "tty": False,
-        }
-
-    def _finish_job(self, container: Container, job: ExecJob, started: float) -> ExecResult:
+            container = await pool.acquire(ContainerShape.of(job.limits))
+        except SandboxUnavailable:
+            raise
+        except SandboxError as exc:
+            logger.warning("no warm container (%s); running the job in a fresh one", exc)
+            return await self.run_fresh(job)
         host_timeout = job.limits.timeout_s + self._host_grace_s
-        timed_out = False
-        waited_from = time.monotonic()
+        self.reaper.watch(container.container_id, time.monotonic() + host_timeout + REAPER_MARGIN_S)
+        started = time.monotonic()
         try:
-            container.wait(timeout=host_timeout)
-        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as exc:
-            # A read timeout may surface as either class; a connection failure well before the limit is the engine.
-            if time.monotonic() - waited_from < 0.9 * host_timeout:
-                raise SandboxError(
-                    f"lost the Docker engine while waiting for the job: {exc}",
-                    backend=self.name,
-                    container_id=container.id,
-                ) from exc
-            timed_out = True
-            logger.warning("container %s outlived the host-side limit of %.1fs; killing it", container.id, host_timeout)
-            self._kill_quietly(container)
-        except _DOCKER_ERRORS as exc:
-            raise SandboxError(
-                f"waiting for the job container failed: {exc}", backend=self.name, container_id=container.id
-            ) from exc
-        if timed_out:
+            text = await asyncio.wait_for(container.run(request, max_result_bytes(job)), host_timeout)
+        except TimeoutError:
+            logger.warning("warm container %s outlived the host-side limit of %.1fs", container.name, host_timeout)
+            await pool.discard(container)
             return ExecResult(
                 status="timeout", exit_code=None, duration_s=time.monotonic() - started, backend=self.name
             )
+        except ContainerLost as lost:
+            await pool.discard(container)
+            when = "during" if lost.job_started else "before"
+            logger.warning("warm container lost %s the job (%s); running it in a fresh container", when, lost)
+            return await self.run_fresh(job)
+        except BaseException:
+            await pool.discard(container)
+            raise
         try:
-            container.reload()
-            state = container.attrs.get("State", {})
-            text = self._read_stdout(container, max_result_bytes(job))
-        except _DOCKER_ERRORS as exc:
-            raise SandboxError(
-                f"reading the job's result failed: {exc}", backend=self.name, container_id=container.id
-            ) from exc
-        oom_killed = bool(state.get("OOMKilled"))
-        try:
-            result = result_from_runner(parse_runner_output(text), self.name)
+            result = result_from_runner(parse_runner_output("\n" + text), self.name)
         except RunnerProtocolError as exc:
-            if oom_killed:
-                return ExecResult(
-                    status="oom",
-                    exit_code=None,
-                    stderr=f"killed: the job exceeded its memory limit of {job.limits.memory_mb} MiB\n",
-                    duration_s=time.monotonic() - started,
-                    backend=self.name,
-                )
+            await pool.discard(container)
             raise SandboxError(
-                f"the job container (exit code {state.get('ExitCode')}) returned no result: {exc}; "
-                f"runner stderr: {self._read_stderr_tail(container)!r}",
+                f"the warm container returned no usable result: {exc}",
                 backend=self.name,
-                container_id=container.id,
+                container_id=container.container_id,
             ) from exc
-        if oom_killed and result.status != "ok":
-            result = result.model_copy(update={"status": "oom"})
+        self.reaper.watch(container.container_id, time.monotonic() + self.settings.pool_idle_ttl_s + REAPER_MARGIN_S)
+        await pool.release(container)
         return result
 
-    def _read_stdout(self, container: Container, cap: int) -> str:
-        """The container's stdout log, read as a stream and never past ``cap`` bytes."""
-        stream = container.logs(stdout=True, stderr=False, stream=True, follow=False)
-        buffer = bytearray()
-        try:
-            for chunk in stream:
-                buffer += chunk
-                if len(buffer) > cap:
-                    raise SandboxError(
-                        f"the runner's output exceeded {cap} bytes", backend=self.name, container_id=container.id
-                    )
-        finally:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()
-        return buffer.decode("utf-8", errors="replace")
-
-    def _read_stderr_tail(self, container: Container) -> str:
-        try:
-            raw = container.logs(stdout=False, stderr=True, tail=20)
-        except _DOCKER_ERRORS:
-            return ""
-        return raw.decode("utf-8", errors="replace")[-2000:] if isinstance(raw, bytes) else ""
-
-    def _kill_quietly(self, container: Container) -> None:
-        try:
-            container.kill()
-        except _DOCKER_ERRORS as exc:
-            logger.debug("kill of container %s failed: %s", container.id, exc)
-
-    def _remove_quietly(self, container: Container) -> None:
-        try:
-            container.remove(force=True)
-        except docker.errors.NotFound:
-            return
-        except _DOCKER_ERRORS as exc:
-            logger.warning("could not remove container %s: %s", container.id, exc)
-
     async def aclose(self) -> None:
-        """Kill and remove containers of jobs still running, and close the client if this sandbox made it."""
-        for container in list(self._active.values()):
-            await asyncio.to_thread(self._remove_quietly, container)
-        self._active.clear()
+        """Remove every container this sandbox holds (warm and in flight), and close a client it made."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            if self._pool_loop is asyncio.get_running_loop():
+                await pool.close()
+            else:
+                await asyncio.to_thread(self._remove_ids_sync, [c.container_id for c in pool.members])
+        for container in list(self._fresh.active.values()):
+            await asyncio.to_thread(remove_quietly, container)
+        self._fresh.active.clear()
+        self.reaper.close()
         if self._owns_client and self._client is not None:
             client, self._client = self._client, None
             await asyncio.to_thread(client.close)
+
+    def close_sync(self) -> None:
+        """Remove every container this sandbox holds, without an event loop (``atexit``)."""
+        ids = [c.container_id for c in self._pool.members] if self._pool is not None else []
+        ids += [str(c.id) for c in self._fresh.active.values()]
+        self._pool = None
+        if ids and self._client is not None:
+            self._remove_ids_sync(ids)
+        self.reaper.close()
+
+
+def _close_all_at_exit() -> None:
+    for sandbox in list(_LIVE):
+        try:
+            sandbox.close_sync()
+        except Exception as exc:  # at exit, report and go on with the others
+            logger.warning("sandbox cleanup at exit failed: %s", exc)
+
+
+atexit.register(_close_all_at_exit)

@@ -82,6 +82,10 @@ class LocalSandbox(Sandbox):
         self._procs: set[asyncio.subprocess.Process] = set()
 
     @property
+    def default_concurrency(self) -> int:
+        return self.settings.concurrency or os.cpu_count() or 1
+
+    @property
     def probe(self) -> IsolationProbe:
         """What this machine allows (probed once per interpreter)."""
         return probe_isolation(self._python)
@@ -231,6 +235,17 @@ class LocalSandbox(Sandbox):
         try:
             return result_from_runner(parse_runner_output(stdout.decode("utf-8", errors="replace")), self.name)
         except RunnerProtocolError as exc:
+            signum = _killed_by(proc.returncode)
+            if signum:
+                # The runner shares the job's uid here, so the job can signal it; that is the job's failure.
+                return ExecResult(
+                    status="error",
+                    exit_code=None,
+                    stderr=f"debatecode: the job's runner was killed by signal {signum} (the job can signal it "
+                    "under the local backend); the job's output is lost\n",
+                    duration_s=time.monotonic() - started,
+                    backend=self.name,
+                )
             raise SandboxError(
                 f"the local runner (exit code {proc.returncode}) returned no result: {exc}; "
                 f"stderr: {stderr.decode('utf-8', errors='replace')[-2000:]!r}",
@@ -254,6 +269,15 @@ async def _read_capped(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, b
             kept += chunk[:room]
         overflow = overflow or len(chunk) > room
     return bytes(kept), overflow
+
+
+def _killed_by(returncode: int | None) -> int:
+    """The signal that ended the runner (directly, or as bubblewrap's 128 + N), or 0."""
+    if returncode is None:
+        return 0
+    if returncode < 0:
+        return -returncode
+    return returncode - 128 if 128 < returncode < 128 + 65 else 0
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:

@@ -2,9 +2,12 @@
 
 The runner (``runner.py``) travels into the sandbox as source text. Its input
 is a JSON payload, passed either as base64 pieces in the environment
-(``DC_PAYLOAD_0..N``, for containers) or on stdin (for local processes). Its
-output is one line on its stdout, ``@@DEBATECODE_RESULT@@{json}``; the last such
-line wins.
+(``DC_PAYLOAD_0..N``, for fresh containers) or on stdin (for local processes).
+Its output is one line on its stdout, ``@@DEBATECODE_RESULT@@{json}``; the last
+such line wins.
+
+Warm containers run ``runner.py`` + ``pool_server.py`` as one long-lived
+server: one payload per line in, an ACK line and a result line out per job.
 """
 
 from __future__ import annotations
@@ -18,21 +21,30 @@ from typing import Any
 from debatecode.sandbox.base import ExecJob, ExecResult
 
 __all__ = [
+    "ACK_MARKER",
     "ENV_CHUNK_CHARS",
     "MARKER",
     "MAX_ENV_PAYLOAD_CHARS",
+    "OOM_COUNTERS",
     "PAYLOAD_ENV_PREFIX",
+    "READY_MARKER",
     "RunnerProtocolError",
     "build_payload",
     "encode_payload",
     "max_result_bytes",
     "parse_runner_output",
     "payload_bytes",
+    "request_line",
     "result_from_runner",
     "runner_source",
+    "server_source",
 ]
 
 MARKER = "@@DEBATECODE_RESULT@@"
+READY_MARKER = "@@DEBATECODE_READY@@"
+ACK_MARKER = "@@DEBATECODE_ACK@@"
+OOM_COUNTERS = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
+"""Where a container sees its memory cgroup's ``oom_kill`` count (cgroup v1, then v2)."""
 PAYLOAD_ENV_PREFIX = "DC_PAYLOAD_"
 ENV_CHUNK_CHARS = 96_000
 """Each env piece stays under the kernel's MAX_ARG_STRLEN (128 KiB per string)."""
@@ -50,14 +62,29 @@ def runner_source() -> str:
     return resources.files("debatecode.sandbox").joinpath("runner.py").read_text(encoding="utf-8")
 
 
-def build_payload(job: ExecJob, *, reap_uid: bool = False, drop_uid: int | None = None) -> dict[str, Any]:
+@functools.cache
+def server_source() -> str:
+    """The warm-container server's source (runner + server), to run as ``python3 -c <source> serve``."""
+    server = resources.files("debatecode.sandbox").joinpath("pool_server.py").read_text(encoding="utf-8")
+    return runner_source() + "\n\n" + server
+
+
+def build_payload(
+    job: ExecJob,
+    *,
+    reap_uid: bool = False,
+    drop_uid: int | None = None,
+    oom_counters: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """The runner's input for ``job``.
 
     ``reap_uid`` lets the runner kill every process of its uid after the job;
     only set it when the runner owns a whole PID namespace. ``drop_uid`` makes a
     runner started as root switch to that uid (and gid) before anything else.
+    ``oom_counters`` name files holding the memory cgroup's ``oom_kill`` count.
     """
     return {
+        "oom_counters": list(oom_counters),
         "files": dict(job.files),
         "argv": list(job.argv),
         "timeout_s": job.limits.timeout_s,
@@ -75,18 +102,39 @@ def payload_bytes(job: ExecJob, *, reap_uid: bool = False, drop_uid: int | None 
     return json.dumps(payload, ensure_ascii=False).encode("utf-8")
 
 
-def encode_payload(job: ExecJob, *, reap_uid: bool = False) -> dict[str, str]:
+def request_line(job: ExecJob) -> bytes:
+    """The payload as one JSON line for a warm container's server.
+
+    Raises:
+        ValueError: the payload exceeds the size a fresh container could take
+            (``MAX_ENV_PAYLOAD_CHARS`` once encoded), so both paths accept the same jobs.
+    """
+    payload = build_payload(job, reap_uid=True, oom_counters=OOM_COUNTERS)
+    line = json.dumps(payload, ensure_ascii=True).encode("ascii")
+    if (len(line) + 2) // 3 * 4 > MAX_ENV_PAYLOAD_CHARS:
+        raise ValueError(_too_large(job, (len(line) + 2) // 3 * 4))
+    return line + b"\n"
+
+
+def _too_large(job: ExecJob, size: int) -> str:
+    return (
+        f"job payload is {size} bytes encoded, over the {MAX_ENV_PAYLOAD_CHARS}-byte limit "
+        f"of a sandbox job ({len(job.files)} files); send fewer or smaller files"
+    )
+
+
+def encode_payload(job: ExecJob, *, reap_uid: bool = False, oom_counters: tuple[str, ...] = ()) -> dict[str, str]:
     """The payload as environment variables ``DC_PAYLOAD_0..N`` (pieces of one base64 string).
 
     Raises:
         ValueError: the encoded payload exceeds ``MAX_ENV_PAYLOAD_CHARS``.
     """
-    encoded = base64.b64encode(payload_bytes(job, reap_uid=reap_uid)).decode("ascii")
+    payload = json.dumps(build_payload(job, reap_uid=reap_uid, oom_counters=oom_counters), ensure_ascii=False).encode(
+        "utf-8"
+    )
+    encoded = base64.b64encode(payload).decode("ascii")
     if len(encoded) > MAX_ENV_PAYLOAD_CHARS:
-        raise ValueError(
-            f"job payload is {len(encoded)} bytes encoded, over the {MAX_ENV_PAYLOAD_CHARS}-byte limit "
-            "for passing it through the environment; send fewer or smaller files"
-        )
+        raise ValueError(_too_large(job, len(encoded)))
     return {
         f"{PAYLOAD_ENV_PREFIX}{index}": encoded[start : start + ENV_CHUNK_CHARS]
         for index, start in enumerate(range(0, len(encoded), ENV_CHUNK_CHARS))

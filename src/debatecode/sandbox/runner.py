@@ -27,9 +27,10 @@ What it does, in order:
 
 Status: ``ok`` (exit 0), ``error`` (non-zero exit, or killed by a signal other
 than below), ``timeout`` (killed at ``timeout_s``, or by SIGXCPU from the CPU
-rlimit), ``oom``: best effort, the child died of SIGKILL that the runner did
-not send. In a cgroup-limited container that is nearly always the kernel's OOM
-killer; the host also checks the container's own OOM flag. Under RLIMIT_AS
+rlimit), ``oom``: the job failed and the memory cgroup's ``oom_kill`` counter
+(files named in ``oom_counters``, set by the Docker backend) went up meanwhile;
+without a readable counter, best effort: the child died of SIGKILL that the
+runner did not send. Under RLIMIT_AS
 (local backend) memory exhaustion shows up as a failed allocation instead,
 usually ``error`` with a MemoryError.
 
@@ -207,6 +208,20 @@ def leftover_pids(reap_uid: bool) -> list[int]:
     return [pid for pid in targets if table.get(pid, (0, 0, "Z"))[2] != "Z"]
 
 
+def oom_kills(paths: list[str]) -> int | None:
+    """The memory cgroup's OOM-kill count (``oom_kill`` in the first readable file), or None."""
+    for path in paths:
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def reap_zombies() -> None:
     while True:
         try:
@@ -282,6 +297,7 @@ def run_child(payload: dict[str, Any], root: str) -> dict[str, Any]:
     cap = int(payload["output_bytes"])
     timeout_s = float(payload["timeout_s"])
     reap_uid = bool(payload.get("reap_uid"))
+    oom_before = oom_kills(payload.get("oom_counters") or [])
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -322,8 +338,11 @@ def run_child(payload: dict[str, Any], root: str) -> dict[str, Any]:
     proc.stdout.close()
     proc.stderr.close()
     exit_code: int | None = returncode
+    oom_after = oom_kills(payload.get("oom_counters") or [])
     if timed_out or returncode == -signal.SIGXCPU:
         status, exit_code = "timeout", None
+    elif returncode != 0 and oom_after is not None and oom_before is not None:
+        status = "oom" if oom_after > oom_before else "error"
     elif returncode == -signal.SIGKILL:
         status = "oom"
     else:
@@ -359,7 +378,8 @@ def main() -> dict[str, Any]:
     return result
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:2] != ["serve"]:
+    # With "serve", the warm-container server appended to this source (pool_server.py) takes over.
     outcome: dict[str, Any]
     try:
         outcome = main()

@@ -30,3 +30,11 @@ class SandboxSettings(BaseModel):
     """Cap on captured stdout and stderr, each, per job."""
     disk_mb: int = Field(default=64, ge=1)
     """Size of the job's writable work directory, in MiB."""
+    pool_size: int = Field(default=2, ge=0)
+    """Warm Docker containers kept running for jobs; each runs one job at a time and is fully reset in between. 0: a fresh container per job."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Jobs a batch runs at once; by default the pool size (Docker, at least 1) or the number of CPUs (local)."""
+    pool_idle_ttl_s: float = Field(default=300.0, gt=0)
+    """A warm container idle this long exits and is removed; the next job starts a new one."""
+    sweep_on_start: bool = True
+    """On first use, remove containers left behind by debatecode processes that died."""

@@ -1,11 +1,12 @@
 """SQLAlchemy tables of the session store and their mapping to the protocol records.
 
-Three tables mirror the three pydantic records of :mod:`debatecode.protocol.state`,
+Four tables mirror the four pydantic records of :mod:`debatecode.protocol.state`,
 column for field:
 
 - ``debate_sessions`` ← :class:`~debatecode.protocol.state.SessionRecord`
 - ``debate_turns`` ← :class:`~debatecode.protocol.state.TurnRecord`
 - ``code_versions`` ← :class:`~debatecode.protocol.state.CodeVersionRecord`
+- ``gate_decisions`` ← :class:`~debatecode.protocol.state.GateRecord`
 
 The types are dialect-neutral (SQLite by default, PostgreSQL supported): JSON for
 structured fields, string ids, and timezone-aware timestamps that are always stored
@@ -37,11 +38,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TurnRecord
+from debatecode.protocol.state import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
 
 __all__ = [
     "Base",
     "CodeVersionRow",
+    "GateRow",
     "SessionRow",
     "TurnRow",
     "UTCDateTime",
@@ -186,10 +188,28 @@ class CodeVersionRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class GateRow(Base):
+    """One approval gate and its decision (``GateRecord``)."""
+
+    __tablename__ = "gate_decisions"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    session_id: Mapped[str] = mapped_column(ID, ForeignKey("debate_sessions.id", ondelete="CASCADE"), index=True)
+    phase: Mapped[str] = mapped_column(String(64))
+    round: Mapped[int] = mapped_column(Integer)
+    summary: Mapped[str] = mapped_column(Text)
+    artifacts: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(32), index=True)
+    reviewer: Mapped[str] = mapped_column(NAME)
+    reason: Mapped[str] = mapped_column(Text)
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
 # Record field name -> mapped attribute name, where they differ.
 _ATTRIBUTE = {"metadata": "metadata_"}
 
-RecordT = TypeVar("RecordT", SessionRecord, TurnRecord, CodeVersionRecord)
+RecordT = TypeVar("RecordT", SessionRecord, TurnRecord, CodeVersionRecord, GateRecord)
 
 
 def row_values(record: BaseModel) -> dict[str, Any]:

@@ -37,8 +37,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from debatecode.errors import SessionNotFound, StoreError
-from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TurnRecord, utcnow
-from debatecode.store.models import CodeVersionRow, SessionRow, TurnRow, record_from_row, row_values
+from debatecode.protocol.state import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord, utcnow
+from debatecode.store.models import CodeVersionRow, GateRow, SessionRow, TurnRow, record_from_row, row_values
 
 __all__ = ["DEFAULT_STORE_URL", "MIGRATIONS_DIR", "SessionStore", "build_engine", "migration_config", "open_store"]
 
@@ -331,6 +331,58 @@ class SessionStore:
         query = select(highest).where(CodeVersionRow.session_id == session_id)
         with self._transaction(f"read the code versions of session {session_id}", write=False) as db:
             return int(db.scalar(query) or 0) + 1
+
+    # -- approval gates ---------------------------------------------------------------
+
+    def add_gate(self, rec: GateRecord) -> None:
+        """Store a gate request.
+
+        Raises:
+            StoreError: the session does not exist, or the write failed.
+        """
+        with self._transaction(f"add the {rec.phase} gate of session {rec.session_id}", write=True) as db:
+            db.add(GateRow(**row_values(rec)))
+
+    def gates(self, session_id: str) -> list[GateRecord]:
+        """The session's gates, oldest first.
+
+        Raises:
+            StoreError: the read failed.
+        """
+        query = select(GateRow).where(GateRow.session_id == session_id).order_by(GateRow.requested_at, GateRow.id)
+        with self._transaction(f"read the gates of session {session_id}", write=False) as db:
+            return [record_from_row(GateRecord, row) for row in db.scalars(query)]
+
+    def get_gate(self, gate_id: str) -> GateRecord | None:
+        """One gate by id, or None.
+
+        Raises:
+            StoreError: the read failed.
+        """
+        with self._transaction(f"read gate {gate_id}", write=False) as db:
+            row = db.get(GateRow, gate_id)
+            return record_from_row(GateRecord, row) if row is not None else None
+
+    def decide_gate(self, gate_id: str, status: str, *, reviewer: str = "", reason: str = "") -> GateRecord:
+        """Record the decision on a pending gate; a gate already decided keeps its first decision.
+
+        Raises:
+            StoreError: no such gate, an invalid status, or the write failed.
+        """
+        if status not in ("approved", "rejected", "timed_out"):
+            raise StoreError(
+                f"cannot decide gate {gate_id}: status must be approved, rejected or timed_out, not {status!r}"
+            )
+        with self._transaction(f"decide gate {gate_id}", write=True) as db:
+            row = db.get(GateRow, gate_id, with_for_update=True)
+            if row is None:
+                raise StoreError(f"no gate {gate_id!r}")
+            if row.status == "pending":
+                row.status = status
+                row.reviewer = reviewer
+                row.reason = reason
+                row.decided_at = utcnow()
+            return record_from_row(GateRecord, row)
 
     # -- internals ------------------------------------------------------------------
 

@@ -2,26 +2,52 @@
 
 ``VersionRepository(out_dir).open_session(session_id)`` gives a worktree at
 ``out_dir/.worktrees/<session_id>`` on branch ``debate/<session_id>``, where every
-changed code version becomes one commit. GitPython is imported on first use.
+changed code version becomes one commit; ``version_message`` writes the commit
+message (phase, agent, round, tests, quality score). File history, blame,
+diffs and exports read the committed history back. GitPython is imported on
+first use.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from debatecode.vcs.history import BlameLine
+    from debatecode.vcs.messages import VersionMessage, version_message
+    from debatecode.vcs.settings import VcsSettings
     from debatecode.vcs.worktree import CommitInfo, SessionWorktree, VersionRepository
 
-__all__ = ["CommitInfo", "SessionWorktree", "VersionRepository"]
+__all__ = [
+    "BlameLine",
+    "CommitInfo",
+    "SessionWorktree",
+    "VcsSettings",
+    "VersionMessage",
+    "VersionRepository",
+    "version_message",
+]
+
+_LAZY = {
+    "BlameLine": "debatecode.vcs.history",
+    "CommitInfo": "debatecode.vcs.worktree",
+    "SessionWorktree": "debatecode.vcs.worktree",
+    "VcsSettings": "debatecode.vcs.settings",
+    "VersionMessage": "debatecode.vcs.messages",
+    "VersionRepository": "debatecode.vcs.worktree",
+    "version_message": "debatecode.vcs.messages",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from debatecode.vcs import worktree
-
-        return getattr(worktree, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return sorted(set(globals()) | set(__all__))

@@ -18,117 +18,30 @@ changes what is recorded. Git and GitPython errors leave this module only as
 
 from __future__ import annotations
 
-import difflib
-import os
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from debatecode.errors import VersionControlError
-
-try:
-    import git
-except ImportError as exc:  # GitPython refuses to import when no git executable works
-    raise VersionControlError(f"git is not usable: {exc}. Install git 2.36 or newer and put it on PATH.") from exc
+from debatecode.vcs import history
+from debatecode.vcs._git import (
+    BRANCH_PREFIX,
+    INITIAL_MESSAGE,
+    LOG_FORMAT,
+    MAIN_BRANCH,
+    SESSION_TRAILER,
+    WORKTREES_DIR,
+    CommitInfo,
+    compose_message,
+    git,
+    git_environment,
+    git_errors,
+    parse_log,
+    unified_diff,
+)
 
 __all__ = ["BRANCH_PREFIX", "WORKTREES_DIR", "CommitInfo", "SessionWorktree", "VersionRepository"]
 
-AUTHOR_NAME = "debatecode"
-AUTHOR_EMAIL = "debatecode@localhost"
-MAIN_BRANCH = "main"
-BRANCH_PREFIX = "debate/"
-WORKTREES_DIR = ".worktrees"
-INITIAL_MESSAGE = "debatecode: start version history"
-SESSION_TRAILER = "Debate-Session"
-
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_TRAILER_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
-_FIELD, _RECORD = "\x1f", "\x1e"
-_LOG_FORMAT = "%H%x1f%an%x1f%ae%x1f%cI%x1f%B%x1f%(trailers:only,unfold)%x1e"
-_CONFIG_OVERRIDES = {
-    "commit.gpgsign": "false",
-    "core.hooksPath": os.devnull,  # no hook of the user's runs on our commits
-    "core.autocrlf": "false",  # stored bytes are the content, exactly
-    "log.showSignature": "false",  # keeps ``git log --format`` output parseable
-}
-
-
-def _git_environment() -> dict[str, str]:
-    """Environment for every git call: fixed identity and config overrides (git >= 2.31)."""
-    env = {f"GIT_{role}_NAME": AUTHOR_NAME for role in ("AUTHOR", "COMMITTER")}
-    env |= {f"GIT_{role}_EMAIL": AUTHOR_EMAIL for role in ("AUTHOR", "COMMITTER")}
-    env |= {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": str(len(_CONFIG_OVERRIDES))}
-    for index, (key, value) in enumerate(_CONFIG_OVERRIDES.items()):
-        env[f"GIT_CONFIG_KEY_{index}"] = key
-        env[f"GIT_CONFIG_VALUE_{index}"] = value
-    return env
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, git.GitCommandError):
-        stderr = str(exc.stderr).strip().removeprefix("stderr:").strip().strip("'").strip()
-        return stderr or str(exc)
-    return str(exc)
-
-
-@contextmanager
-def _git_errors(path: Path, action: str) -> Iterator[None]:
-    """Turn git, GitPython and file-system errors into ``VersionControlError``."""
-    try:
-        yield
-    except (git.GitError, OSError) as exc:
-        raise VersionControlError(f"cannot {action} in {path}: {_describe(exc)}") from exc
-
-
-@dataclass(frozen=True, slots=True)
-class CommitInfo:
-    """One commit of a version history, newest first in ``log()``."""
-
-    sha: str
-    summary: str
-    message: str
-    author_name: str
-    author_email: str
-    committed_at: datetime
-    trailers: Mapping[str, str] = field(default_factory=dict)
-
-
-def _parse_log(output: str) -> list[CommitInfo]:
-    commits = []
-    for record in output.split(_RECORD):
-        record = record.lstrip("\n")
-        if not record:
-            continue
-        sha, name, email, date, message, trailer_text = record.split(_FIELD)
-        pairs = (line.partition(":") for line in trailer_text.splitlines())
-        trailers = {key.strip(): value.strip() for key, sep, value in pairs if sep}
-        message = message.strip()
-        summary = message.partition("\n")[0]
-        commits.append(CommitInfo(sha, summary, message, name, email, datetime.fromisoformat(date), trailers))
-    return commits
-
-
-def _compose_message(message: str, trailers: Mapping[str, str], path: Path) -> str:
-    lines = []
-    for key, value in trailers.items():
-        if not _TRAILER_KEY.fullmatch(key):
-            raise VersionControlError(f"cannot commit in {path}: trailer key {key!r} must be letters, digits and '-'")
-        if "\n" in value or "\r" in value:
-            raise VersionControlError(f"cannot commit in {path}: trailer {key!r} must be a single line")
-        lines.append(f"{key}: {value.strip()}")
-    return message.strip() + "\n\n" + "\n".join(lines) + "\n"
-
-
-def _unified_diff(old: str | None, new: str, relpath: str) -> str:
-    """A git-style unified diff; a file missing before is diffed against /dev/null."""
-    before = re.findall(r"[^\n]*\n|[^\n]+", old or "")
-    after = re.findall(r"[^\n]*\n|[^\n]+", new)
-    fromfile = f"a/{relpath}" if old is not None else "/dev/null"
-    lines = difflib.unified_diff(before, after, fromfile=fromfile, tofile=f"b/{relpath}")
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 class VersionRepository:
@@ -141,16 +54,21 @@ class VersionRepository:
     branches to the enclosing project.
     """
 
-    def __init__(self, out_dir: str | Path) -> None:
+    def __init__(self, out_dir: str | Path, *, create: bool = True) -> None:
         """Open or create the version repository at ``out_dir``.
+
+        With ``create=False`` (for reading a history back) a folder that is not
+        a repository yet is an error instead of being initialised.
 
         Raises:
             VersionControlError: the folder cannot be created, is a broken
-                repository, or git fails.
+                repository (or, with ``create=False``, none), or git fails.
         """
         self.path = Path(out_dir).resolve()
-        self._environment = _git_environment()
-        with _git_errors(self.path, "open the version repository"):
+        self._environment = git_environment()
+        if not create and not (self.path / ".git").exists():
+            raise VersionControlError(f"{self.path} holds no debatecode version history (no git repository)")
+        with git_errors(self.path, "open the version repository"):
             self.path.mkdir(parents=True, exist_ok=True)
             if not (self.path / ".git").exists():
                 init = git.Git(self.path)
@@ -193,7 +111,7 @@ class VersionRepository:
             )
         branch = BRANCH_PREFIX + session_id
         path = self.path / WORKTREES_DIR / session_id
-        with _git_errors(path, f"open the worktree of session {session_id}"):
+        with git_errors(path, f"open the worktree of session {session_id}"):
             if (path / ".git").is_file():
                 # A worktree moved along with out_dir: re-link it before pruning.
                 self._repo.git.worktree("repair", str(path), with_exceptions=False)
@@ -220,7 +138,7 @@ class VersionRepository:
         Raises:
             VersionControlError: git fails.
         """
-        with _git_errors(self.path, "list the session branches"):
+        with git_errors(self.path, "list the session branches"):
             output = self._repo.git.for_each_ref("--format=%(refname:short)", f"refs/heads/{BRANCH_PREFIX}")
         return sorted(line for line in output.splitlines() if line)
 
@@ -231,12 +149,70 @@ class VersionRepository:
             VersionControlError: the branch does not exist, or git fails.
         """
         ref = branch or "HEAD"
-        with _git_errors(self.path, f"read the history of {ref}"):
-            output = self._repo.git.log(f"--format={_LOG_FORMAT}", ref, "--", strip_newline_in_stdout=False)
-        return _parse_log(output)
+        with git_errors(self.path, f"read the history of {ref}"):
+            output = self._repo.git.log(f"--format={LOG_FORMAT}", ref, "--", strip_newline_in_stdout=False)
+        return parse_log(output)
+
+    def resolve(self, ref: str) -> str:
+        """The full sha of the commit ``ref`` (a branch, tag or sha) names.
+
+        Raises:
+            VersionControlError: ``ref`` names no commit.
+        """
+        return history.resolve(self._repo, self.path, ref)
+
+    def file_history(self, relpath: str, branch: str | None = None) -> list[CommitInfo]:
+        """The commits of ``branch`` (default: ``HEAD``) that changed ``relpath``, newest first.
+
+        Renames are followed. Works on a session whose worktree was removed.
+
+        Raises:
+            VersionControlError: the path leaves the repository, the branch does not exist, or git fails.
+        """
+        return history.file_history(self._repo, self.path, branch or "HEAD", relpath)
+
+    def blame(self, relpath: str, branch: str | None = None) -> list[history.BlameLine]:
+        """Each line of ``relpath`` on ``branch`` (default: ``HEAD``) with the commit (and agent) that wrote it.
+
+        Raises:
+            VersionControlError: the file is not on the branch, the branch does not exist, or git fails.
+        """
+        return history.blame(self._repo, self.path, branch or "HEAD", relpath)
+
+    def show_file(self, relpath: str, ref: str) -> str:
+        """The content of ``relpath`` in commit ``ref``.
+
+        Raises:
+            VersionControlError: the file is not in that commit, ``ref`` does not exist, or git fails.
+        """
+        return history.show_file(self._repo, self.path, ref, relpath)
+
+    def diff_files(self, old: tuple[str, str] | None, new: tuple[str, str]) -> str:
+        """Unified diff between two committed files, each given as ``(ref, relpath)``; ``old=None`` is empty.
+
+        Raises:
+            VersionControlError: a file or commit does not exist, or git fails.
+        """
+        return history.diff_files(self._repo, self.path, old, new)
+
+    def find_file(self, ref: str, content: str, prefer: tuple[str, ...] = ()) -> str | None:
+        """The path of a file in commit ``ref`` holding exactly ``content`` (``prefer``-red paths first), or None.
+
+        Raises:
+            VersionControlError: ``ref`` does not exist, or git fails.
+        """
+        return history.find_file(self._repo, self.path, ref, content, prefer)
+
+    def export(self, ref: str, dest: str | Path) -> list[str]:
+        """Write the files of commit ``ref`` into the empty or new folder ``dest``; return their paths.
+
+        Raises:
+            VersionControlError: ``dest`` is not empty, ``ref`` does not exist, or git or the file system fails.
+        """
+        return history.export_tree(self._repo, self.path, ref, Path(dest))
 
     def _remove_worktree(self, path: Path) -> None:
-        with _git_errors(path, "remove the worktree"):
+        with git_errors(path, "remove the worktree"):
             if path.is_dir():
                 # --force: a worktree left by a crash may hold uncommitted files;
                 # every version worth keeping is already committed on the branch.
@@ -300,9 +276,9 @@ class SessionWorktree:
         self.branch = branch
         self._repository = repository
         self._closed = False
-        with _git_errors(path, "open the worktree"):
+        with git_errors(path, "open the worktree"):
             self._repo = git.Repo(path)
-            self._repo.git.update_environment(**_git_environment())
+            self._repo.git.update_environment(**git_environment())
 
     def __repr__(self) -> str:
         return f"SessionWorktree({self.session_id!r}, {str(self.path)!r})"
@@ -320,7 +296,7 @@ class SessionWorktree:
             VersionControlError: the worktree is closed, or git fails.
         """
         self._check_open("read HEAD")
-        with _git_errors(self.path, "read HEAD"):
+        with git_errors(self.path, "read HEAD"):
             return self._repo.head.commit.hexsha
 
     def commit_version(self, relpath: str, content: str, message: str, trailers: dict[str, str] | None = None) -> str:
@@ -345,10 +321,10 @@ class SessionWorktree:
         extra = dict(trailers or {})
         if extra.pop(SESSION_TRAILER, self.session_id) != self.session_id:
             raise VersionControlError(f"cannot commit in {self.path}: {SESSION_TRAILER} must be {self.session_id}")
-        text = _compose_message(
+        text = compose_message(
             message or f"debatecode: update {rel}", {SESSION_TRAILER: self.session_id, **extra}, self.path
         )
-        with _git_errors(self.path, f"commit {rel}"):
+        with git_errors(self.path, f"commit {rel}"):
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content.encode("utf-8"))
             g = self._repo.git
@@ -374,15 +350,15 @@ class SessionWorktree:
         """
         self._check_open(f"diff {relpath}")
         _, rel = self._resolve(relpath)
-        with _git_errors(self.path, f"read {rel} at HEAD"):
+        with git_errors(self.path, f"read {rel} at HEAD"):
             try:
                 blob = self._repo.head.commit.tree / rel
             except KeyError:
-                return _unified_diff(None, content, rel)
+                return unified_diff(None, content, rel)
             if blob.type != "blob":
                 raise VersionControlError(f"cannot diff {rel} in {self.path}: it is a {blob.type}, not a file")
             previous = blob.data_stream.read().decode("utf-8", errors="replace")
-        return _unified_diff(previous, content, rel)
+        return unified_diff(previous, content, rel)
 
     def log(self, branch: str | None = None) -> list[CommitInfo]:
         """The commits of ``branch`` (default: this session's branch), newest first.
@@ -391,6 +367,22 @@ class SessionWorktree:
             VersionControlError: the branch does not exist, or git fails.
         """
         return self._repository.log(branch or self.branch)
+
+    def file_history(self, relpath: str) -> list[CommitInfo]:
+        """The commits of this session's branch that changed ``relpath``, newest first.
+
+        Raises:
+            VersionControlError: the path leaves the repository, or git fails.
+        """
+        return self._repository.file_history(relpath, self.branch)
+
+    def blame(self, relpath: str) -> list[history.BlameLine]:
+        """Each line of ``relpath`` as committed on this session's branch, with the commit (and agent) that wrote it.
+
+        Raises:
+            VersionControlError: the file is not committed on the branch, or git fails.
+        """
+        return self._repository.blame(relpath, self.branch)
 
     def close(self, remove_worktree: bool = True) -> None:
         """Stop using the worktree; with ``remove_worktree``, delete its folder and prune it.

@@ -1,11 +1,82 @@
-"""Protocol phases, one module each, in the order they run."""
+"""Protocol phases, one module each, and the plan that orders them.
 
+Order: dehallucination → self-evolvement → proposal → [critique → review]×rounds
+→ optimization → adversarial → convergence. The bracketed phases form the
+debate loop; the engine checks convergence after each loop round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from debatecode.protocol.phases.adversarial import AdversarialPhase
 from debatecode.protocol.phases.base import Phase
-from debatecode.protocol.phases.convergence import ConvergencePhase
+from debatecode.protocol.phases.convergence import ConvergencePhase, check_convergence
 from debatecode.protocol.phases.critique import CritiquePhase
+from debatecode.protocol.phases.dehallucination import DehallucinationPhase
+from debatecode.protocol.phases.optimization import OptimizationPhase
 from debatecode.protocol.phases.proposal import ProposalPhase
+from debatecode.protocol.phases.review import ReviewPhase
+from debatecode.protocol.phases.self_evolvement import SelfEvolvementPhase
+from debatecode.protocol.settings import PhaseSettings
 
-__all__ = ["PHASE_ORDER", "ConvergencePhase", "CritiquePhase", "Phase", "ProposalPhase"]
+__all__ = [
+    "PHASE_ORDER",
+    "AdversarialPhase",
+    "ConvergencePhase",
+    "CritiquePhase",
+    "DehallucinationPhase",
+    "OptimizationPhase",
+    "Phase",
+    "ProposalPhase",
+    "ProtocolPlan",
+    "ReviewPhase",
+    "SelfEvolvementPhase",
+    "check_convergence",
+    "code_debate_plan",
+]
 
-PHASE_ORDER: list[type[Phase]] = [ProposalPhase, CritiquePhase, ConvergencePhase]
-"""The phases of this release, in protocol order."""
+PHASE_ORDER: list[type[Phase]] = [
+    DehallucinationPhase,
+    SelfEvolvementPhase,
+    ProposalPhase,
+    CritiquePhase,
+    ReviewPhase,
+    OptimizationPhase,
+    AdversarialPhase,
+    ConvergencePhase,
+]
+"""Every phase, in protocol order."""
+
+_LOOP = ("critique", "review")
+
+
+@dataclass
+class ProtocolPlan:
+    """Phases before the debate loop, inside it (repeated per round) and after it."""
+
+    before: list[Phase] = field(default_factory=list)
+    loop: list[Phase] = field(default_factory=list)
+    after: list[Phase] = field(default_factory=list)
+
+    def names(self) -> list[str]:
+        return [p.name for p in (*self.before, *self.loop, *self.after)]
+
+
+def code_debate_plan(enabled: PhaseSettings) -> ProtocolPlan:
+    """The code-debate protocol with the phases ``enabled`` switches on."""
+    switches = enabled.model_dump()
+    plan = ProtocolPlan()
+    seen_loop = False
+    for phase_cls in PHASE_ORDER:
+        if not switches.get(phase_cls.name, True):
+            continue
+        phase = phase_cls()
+        if phase.name in _LOOP:
+            plan.loop.append(phase)
+            seen_loop = True
+        elif seen_loop or phase.name in ("optimization", "adversarial", "convergence"):
+            plan.after.append(phase)
+        else:
+            plan.before.append(phase)
+    return plan

@@ -12,12 +12,16 @@ __all__ = ["Phase"]
 
 
 class Phase(abc.ABC):
-    """One protocol phase. Phases hold no state of their own: it all lives in the run."""
+    """One protocol phase. Phases keep no state of their own: it all lives in the run.
+
+    ``round_no`` is 0 for phases that run once, and the debate round for
+    phases inside the debate loop (critique, review).
+    """
 
     name: str = "abstract"
 
     @abc.abstractmethod
-    async def run(self, run: DebateRun) -> str:
+    async def run(self, run: DebateRun, round_no: int) -> str:
         """Run the phase and return a one-line summary for the transcript.
 
         Raises:

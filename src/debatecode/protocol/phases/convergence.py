@@ -1,84 +1,200 @@
-"""Convergence: the candidate passing the most tests wins; ties go to a vote.
+"""Convergence: when the debate loop stops, and which candidate wins.
 
-Passing tests decide. Only when several candidates pass the same, highest
-number of tests (and differ in code) do the agents vote among them, by
-plurality, with a deterministic tie-break on agent order.
+Passing tests decide. The loop stops when the leader passes every visible and
+trusted exchanged test (and the reviewers are satisfied, when reviews run),
+after ``convergence.patience`` rounds without improvement, on a stalemate of
+satisfaction scores, or at ``rounds``. The final pick is the candidate passing
+the most tests (visible, then exchanged, then Red's); distinct candidates tied
+at the top go to a vote by the method ``convergence.voting`` names (``auto``:
+unanimous below 3 voters, weighted for 3-5, Borda for 6+). The vote has
+converged when the winner's share reaches ``convergence.vote_threshold``.
 """
 
 from __future__ import annotations
 
-from debatecode.agents.agent import Agent
-from debatecode.llm.parsing import extract_choice
-from debatecode.protocol.events import VoteCast
-from debatecode.protocol.phases.base import Phase
-from debatecode.protocol.run import Candidate, DebateRun, gather_all
-from debatecode.voting import Ballot, Plurality
+from typing import Any
 
-__all__ = ["ConvergencePhase"]
+from debatecode.agents.agent import Agent
+from debatecode.hooks import HookPoint
+from debatecode.protocol.phases.base import Phase
+from debatecode.protocol.replies import parse_ranking
+from debatecode.protocol.run import DebateRun, gather_all
+from debatecode.protocol.validation import validate
+from debatecode.protocol.workspace import Candidate
+from debatecode.voting import Ballot, choose_method
+
+__all__ = ["ConvergencePhase", "check_convergence"]
 
 
 def _normalised(code: str) -> str:
     return "\n".join(line.rstrip() for line in code.strip().splitlines())
 
 
-class ConvergencePhase(Phase):
-    """Pick the final candidate."""
+def check_convergence(run: DebateRun, round_no: int, history: list[tuple[tuple[int, ...], float]]) -> str | None:
+    """Why the debate loop should stop after ``round_no``, or None to go on.
 
+    ``history`` holds, per finished round, the leader's test score and the mean
+    satisfaction; this function appends the current round to it.
+    """
+    leader = run.ws.leader([a.id for a in run.agents])
+    round_scores = [r["satisfaction"] for r in run.reviews if r["round"] == round_no]
+    mean = sum(round_scores) / len(round_scores) if round_scores else 0.0
+    history.append((leader.score() if leader else (0, 0, 0), mean))
+    if leader is not None and leader.all_visible_pass() and leader.report.all_passed:
+        reviews_on = run.config.phases.review and round_scores
+        if not reviews_on or min(round_scores) >= run.config.review.satisfaction_target:
+            return "converged: the leader passes every visible and exchanged test" + (
+                " and every reviewer is satisfied" if reviews_on else ""
+            )
+    patience = run.config.convergence.patience
+    if len(history) > patience:
+        before = history[-patience - 1]
+        if all(score <= before[0] and sat <= before[1] for score, sat in history[-patience:]):
+            return f"no improvement for {patience} rounds"
+    tracker = run.extras.get("satisfaction")
+    if tracker is not None and round_scores and tracker.stalemate(round_no):
+        return "stalemate: satisfaction has not progressed for 3 rounds"
+    return None
+
+
+class ConvergencePhase(Phase):
     name = "convergence"
 
-    async def run(self, run: DebateRun) -> str:
-        order = {a.id: i for i, a in enumerate(run.agents)}
-        with_code = sorted(
-            (c for c in run.candidates.values() if c.code is not None),
-            key=lambda c: (-c.passed, order[c.agent_id]),
-        )
-        ranking = [{"agent": c.agent_id, "passed": c.passed, "total": c.report.total} for c in with_code]
-        if not with_code:
+    async def run(self, run: DebateRun, round_no: int) -> str:
+        order = [a.id for a in run.agents]
+        ranked = run.ws.ranking(order, unblocked=True)
+        ranking = [
+            {"agent": c.agent_id, "passed": c.passed, "total": c.report.total, "score": list(c.score())} for c in ranked
+        ]
+        if not ranked:
             run.outcome = {"winner": None, "method": "none", "ranking": ranking, "reason": "no agent produced code"}
             return "no candidate has code"
-        top = [c for c in with_code if c.passed == with_code[0].passed]
+        excluded: list[str] = []
+        while True:
+            winner = await self._choose(run, ranked, ranking, attempt=len(excluded))
+            await validate(run, HookPoint.POST_CONVERGENCE, [winner])
+            remaining = [c for c in ranked if c is not winner]
+            if not winner.blocked or not remaining:
+                break
+            excluded.append(winner.agent_id)
+            ranked = remaining
+        if excluded:
+            run.outcome["reason"] += f" (blocked by a validation, passed over: {', '.join(excluded)})"
+        if winner.blocked:
+            run.outcome["blocked"] = True
+            run.outcome["reason"] += " (every candidate fails a blocking validation; this is the best of them)"
+        await self._teach(run, winner, run.ws.ranking(order))
+        return f"{winner.agent_id} wins ({run.outcome['method']}): {run.outcome['reason']}"
+
+    async def _choose(
+        self, run: DebateRun, ranked: list[Candidate], ranking: list[dict[str, Any]], attempt: int
+    ) -> Candidate:
+        top = [c for c in ranked if c.score() == ranked[0].score()]
         distinct: dict[str, Candidate] = {}
         for candidate in top:
             distinct.setdefault(_normalised(candidate.code or ""), candidate)
         if len(distinct) == 1:
-            winner = top[0]
             reason = "passes the most tests" if len(top) == 1 else f"{len(top)} agents converged on the same code"
-            run.outcome = self._outcome(winner, "most_tests", ranking, reason)
-            return f"{winner.agent_id} wins: {reason} ({winner.passed}/{winner.report.total})"
-        options = list(distinct.values())
-        ballots = await gather_all(*(self._vote(run, agent, options) for agent in run.agents))
-        result = Plurality().tally([c.agent_id for c in options], list(ballots))
-        winner = next(c for c in options if c.agent_id == result.winner)
-        tally = ", ".join(f"{agent_id} {votes:g}" for agent_id, votes in result.tallies.items())
-        reason = f"tied at {winner.passed}/{winner.report.total} tests; plurality vote: {tally}"
-        if result.tie_broken:
-            reason += " (vote tied; earliest agent wins)"
-        run.outcome = self._outcome(winner, "vote", ranking, reason)
-        run.outcome["vote"] = result.model_dump(mode="json")
-        return f"{winner.agent_id} wins by vote: {reason}"
+            run.outcome = self._outcome(top[0], "most_tests", ranking, reason)
+            return top[0]
+        return await self._vote(run, list(distinct.values()), ranking, attempt)
 
-    async def _vote(self, run: DebateRun, agent: Agent, options: list[Candidate]) -> Ballot:
+    async def _vote(
+        self, run: DebateRun, options: list[Candidate], ranking: list[dict[str, Any]], attempt: int = 0
+    ) -> Candidate:
+        voters = [a for a in run.agents if a.id in run.ws.candidates or a.role.name in ("contrarian", "judge")]
+        ballots = await gather_all(*(self._ballot(run, agent, options, attempt) for agent in voters))
+        method = choose_method(
+            len(voters), None if run.config.convergence.voting == "auto" else run.config.convergence.voting
+        )
+        result = method.tally([c.agent_id for c in options], list(ballots))
+        winner = next(c for c in options if c.agent_id == result.winner)
+        total_weight = sum(b.weight for b in ballots if b.ranking) or 1.0
+        first_choice = sum(b.weight for b in ballots if b.ranking and b.ranking[0] == winner.agent_id)
+        share = first_choice / total_weight
+        tally = ", ".join(f"{agent_id} {votes:g}" for agent_id, votes in result.tallies.items())
+        reason = f"tied on tests at {winner.passed}/{winner.report.total}; {result.method} vote: {tally}"
+        if result.fallback_used:
+            reason += f" ({result.method} fell back: {'Condorcet cycle, Borda used' if result.method == 'condorcet' else 'no consensus, plurality used'})"
+        if result.tie_broken:
+            reason += " (tie broken by agent order)"
+        run.outcome = self._outcome(winner, "vote", ranking, reason)
+        threshold = run.config.convergence.vote_threshold
+        run.outcome["vote"] = {
+            **result.model_dump(mode="json"),
+            "share": round(share, 3),
+            "threshold_reached": share >= threshold,
+        }
+        for ballot in ballots:
+            if ballot.ranking and ballot.ranking[0] != winner.agent_id:
+                run.dissents.append(
+                    {
+                        "role": run.agent(ballot.voter).role.name,
+                        "agent": ballot.voter,
+                        "phase": self.name,
+                        "text": f"voted for {ballot.ranking[0]}",
+                    }
+                )
+        return winner
+
+    async def _ballot(self, run: DebateRun, agent: Agent, options: list[Candidate], attempt: int = 0) -> Ballot:
         top = options[0]
         prompt = agent.prompt(
-            "vote",
+            "vote", run.task, options=options, passed=top.passed, total=top.report.total, **run.context()
+        )
+        turn = await run.ask(
+            agent, prompt, phase=self.name, round_no=0, kind="vote", needs_reasoning=prompt.style == "chat"
+        )
+        order = parse_ranking(prompt.full_reply(turn.content), len(options))
+        ranking = [options[i].agent_id for i in order]
+        own = run.ws.candidates.get(agent.id)
+        weight = 0.5 + 0.5 * own.report.pass_rate if own is not None else 0.5
+        await run.record(
+            turn.model_copy(
+                update={
+                    "metadata": {
+                        **turn.metadata,
+                        "vote": ranking[0] if ranking else None,
+                        "ranking": ranking,
+                        "weight": weight,
+                    }
+                }
+            )
+        )
+        from debatecode.protocol.events import VoteCast
+
+        run.bus.emit(VoteCast(run.session_id, agent.id, ranking[0] if ranking else None, [c.agent_id for c in options]))
+        return Ballot(voter=agent.id, ranking=ranking, weight=weight)
+
+    async def _teach(self, run: DebateRun, winner: Candidate, ranked: list[Candidate]) -> None:
+        teacher = run.first_with_role("teacher")
+        if teacher is None:
+            return
+        alternatives = [
+            {
+                "agent": c.agent_id,
+                "passed": c.passed,
+                "total": c.report.total,
+                "reason": "fewer tests pass" if c.score() < winner.score() else "lost the vote",
+            }
+            for c in ranked
+            if c is not winner
+        ]
+        prompt = teacher.prompt(
+            "teach",
             run.task,
-            len(run.agents),
-            options=options,
-            passed=top.passed,
-            total=top.report.total,
+            code=winner.code,
+            passed=winner.passed,
+            total=winner.report.total,
+            alternatives=alternatives,
+            **run.context(),
         )
-        turn = await run.ask(agent, prompt, phase=self.name, round_no=0, kind="vote", want_code=False)
-        choice = extract_choice(turn.content, len(options))
-        chosen = options[choice].agent_id if choice is not None else None
-        turn = turn.model_copy(
-            update={"metadata": {**turn.metadata, "vote": chosen, "options": [c.agent_id for c in options]}}
-        )
+        turn = await run.ask(teacher, prompt, phase=self.name, round_no=0, kind="explain", needs_reasoning=False)
         await run.record(turn)
-        run.bus.emit(VoteCast(run.session_id, agent.id, chosen, [c.agent_id for c in options]))
-        return Ballot(voter=agent.id, ranking=[chosen] if chosen else [])
+        run.outcome["explanation"] = prompt.full_reply(turn.content).strip().lstrip("#").strip()
 
     @staticmethod
-    def _outcome(winner: Candidate, method: str, ranking: list[dict[str, object]], reason: str) -> dict[str, object]:
+    def _outcome(winner: Candidate, method: str, ranking: list[dict[str, Any]], reason: str) -> dict[str, Any]:
         return {
             "winner": winner.agent_id,
             "version_id": winner.version_id,
@@ -88,4 +204,5 @@ class ConvergencePhase(Phase):
             "method": method,
             "reason": reason,
             "ranking": ranking,
+            "label": winner.label,
         }

@@ -1,45 +1,205 @@
-"""Critique: failing candidates are revised, fed with their real failure output.
+"""Critique, per DebateCoder: tests are the medium of the debate.
 
-In this first protocol the critic is execution itself: each agent sees its
-own code and the verbatim test failures from the sandbox, explains the bug
-and revises. A revision replaces the agent's code only if it passes at least
-as many tests.
+Each competitor writes test inputs meant to break an opponent's candidate
+(opponents come from the topology). The *expected* output of each input comes
+from running the attacker's own code in the sandbox, never from a model's
+say-so; the opponent's code runs on the same inputs. The inputs become
+exchanged tests (trusted when their author's code passes every visible test).
+Where outputs disagree, the attacked agent gets a contrastive analysis prompt
+(its code, the opponent's code, the disagreeing outputs), gives advice and
+revises; the revision is kept only if it passes no fewer tests.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from debatecode.agents.agent import Agent
-from debatecode.protocol.events import PhaseStarted
+from debatecode.errors import ModelError
+from debatecode.execution.generated import ExchangedTest
+from debatecode.execution.probes import ProbeResult, parse_calls
 from debatecode.protocol.phases.base import Phase
-from debatecode.protocol.run import Candidate, DebateRun, gather_all
+from debatecode.protocol.run import DebateRun, gather_all
+from debatecode.protocol.workspace import Candidate
 
 __all__ = ["CritiquePhase"]
 
 
-class CritiquePhase(Phase):
-    """Up to ``config.rounds`` critique-and-revise rounds for failing candidates."""
+@dataclass
+class _Attack:
+    attacker: str
+    target: str
+    calls: list[str]
+    expected: list[ProbeResult]
+    actual: list[ProbeResult]
 
+    def disagreements(self) -> list[tuple[str, ProbeResult, ProbeResult]]:
+        return [(e.call, e, a) for e, a in zip(self.expected, self.actual, strict=True) if not e.same_as(a)]
+
+
+def _shown(result: ProbeResult) -> str:
+    if result.outcome == "value":
+        return f"returns {result.expected}"
+    if result.outcome == "raises":
+        return f"raises {result.expected}"
+    return "times out"
+
+
+def _ident(text: str) -> str:
+    return re.sub(r"\W", "_", text)
+
+
+class CritiquePhase(Phase):
     name = "critique"
 
-    async def run(self, run: DebateRun) -> str:
-        revised = 0
-        for round_no in range(1, run.config.rounds + 1):
-            failing = [a for a in run.agents if not run.candidates[a.id].report.all_passed]
-            if not failing:
-                break
-            if round_no > 1:
-                run.bus.emit(PhaseStarted(run.session_id, self.name, round_no))
-            results = await gather_all(*(self._revise(run, agent, round_no) for agent in failing))
-            for candidate in results:
-                run.adopt(candidate)
-            revised += len(results)
-            run.rounds_done = round_no
-        passing = sum(1 for c in run.candidates.values() if c.report.all_passed)
-        return f"{revised} revisions over {run.rounds_done} rounds, {passing} candidates passing every test"
+    async def run(self, run: DebateRun, round_no: int) -> str:
+        competitors = [a for a in run.agents if a.id in run.ws.candidates and run.ws.candidates[a.id].code is not None]
+        if len(competitors) < 2:
+            return "fewer than two candidates with code: nothing to exchange"
+        pairs = self._pairs(run, competitors, round_no)
+        attacks = [
+            a
+            for a in await gather_all(*(self._guarded(run, attacker, target, round_no) for attacker, target in pairs))
+            if a
+        ]
+        attacks = [a for a in attacks if a.attacker in run.ws.candidates and a.target in run.ws.candidates]
+        added = self._exchange(run, attacks, round_no)
+        await run.ws.refresh(run)
+        revisions = await gather_all(
+            *(
+                self._contrast(run, run.agent(target), attack, round_no)
+                for target, attack in self._to_revise(attacks).items()
+            )
+        )
+        adopted = sum(1 for candidate in revisions if run.ws.adopt(candidate))
+        disputed = await run.ws.revalidate_exchanged(run)
+        await run.ws.refresh(run)
+        disagreeing = sum(1 for a in attacks if a.disagreements())
+        return (
+            f"{len(attacks)} attacks, {added} exchanged tests ({len(run.ws.active_exchanged())} standing"
+            f"{f', {len(disputed)} disputed' if disputed else ''}), {disagreeing} with disagreements, "
+            f"{len(revisions)} contrastive revisions ({adopted} adopted)"
+        )
 
-    async def _revise(self, run: DebateRun, agent: Agent, round_no: int) -> Candidate:
-        current = run.candidates[agent.id]
-        report = current.report if current.code is not None else None
-        prompt = agent.prompt("revise", run.task, len(run.agents), code=current.code or "", report=report)
-        turn = await run.ask(agent, prompt, phase=self.name, round_no=round_no, kind="revise")
-        return await run.evaluate(agent, turn)
+    def _pairs(self, run: DebateRun, competitors: list[Agent], round_no: int) -> list[tuple[Agent, Agent]]:
+        topology = run.extras.get("topology")
+        ids = [a.id for a in competitors]
+        pairs: list[tuple[Agent, Agent]] = []
+        for attacker in competitors:
+            if topology is not None and attacker.id in topology:
+                targets = [t for t in topology.neighbours(attacker.id) if t in ids and t != attacker.id]
+            else:
+                targets = [t for t in ids if t != attacker.id]
+            if not targets:
+                continue
+            if run.config.critique.opponents == "one":
+                targets = [targets[(round_no - 1) % len(targets)]]
+            pairs.extend((attacker, run.agent(t)) for t in targets)
+        return pairs
+
+    async def _guarded(self, run: DebateRun, attacker: Agent, target: Agent, round_no: int) -> _Attack | None:
+        """An attack; with ``participants.tolerate_failures``, an attacker whose model fails is dropped instead."""
+        try:
+            return await self._attack(run, attacker, target, round_no)
+        except ModelError as exc:
+            remaining = [a for a in run.ws.candidates if a != attacker.id]
+            if not run.config.participants.tolerate_failures or len(remaining) < 2:
+                raise
+            run.drop_agent(attacker.id, f"{type(exc).__name__}: {exc}")
+            return None
+
+    async def _attack(self, run: DebateRun, attacker: Agent, target: Agent, round_no: int) -> _Attack:
+        opponent = run.ws.candidates[target.id]
+        prompt = attacker.prompt(
+            "attack",
+            run.task,
+            opponent_code=opponent.code,
+            count=run.config.critique.inputs_per_attack,
+            **run.context(),
+        )
+        turn = await run.ask(attacker, prompt, phase=self.name, round_no=round_no, kind=f"attack-{target.id}")
+        calls = parse_calls(
+            prompt.full_reply(turn.content), run.task.entry_point, run.config.critique.inputs_per_attack
+        )
+        own = run.ws.candidates[attacker.id].code or ""
+        expected = await run.ws.probes.run(own, calls)
+        actual = await run.ws.probes.run(opponent.code or "", calls)
+        attack = _Attack(attacker.id, target.id, calls, expected, actual)
+        tool_calls = [
+            {"tool": "probe", "call": e.call, "attacker_output": _shown(e), "target_output": _shown(a)}
+            for e, a in zip(expected, actual, strict=True)
+        ]
+        await run.record(
+            turn.model_copy(
+                update={"tool_calls": tool_calls, "metadata": {**turn.metadata, "calls": calls, "target": target.id}}
+            )
+        )
+        return attack
+
+    def _exchange(self, run: DebateRun, attacks: list[_Attack], round_no: int) -> int:
+        known = {(t.call, t.author) for t in run.ws.exchanged}
+        added = 0
+        for attack in attacks:
+            trusted = run.ws.candidates[attack.attacker].all_visible_pass()
+            for index, result in enumerate(attack.expected, start=1):
+                if result.outcome == "timeout" or (result.call, attack.attacker) in known:
+                    continue
+                name = f"test_exchanged_r{round_no}_{_ident(attack.attacker)}_{_ident(attack.target)}_{index}"
+                run.ws.exchanged.append(
+                    ExchangedTest(
+                        name=name,
+                        author=attack.attacker,
+                        target=attack.target,
+                        call=result.call,
+                        outcome="value" if result.outcome == "value" else "raises",
+                        expected=result.expected,
+                        trusted=trusted,
+                        round=round_no,
+                    )
+                )
+                known.add((result.call, attack.attacker))
+                added += 1
+        return added
+
+    @staticmethod
+    def _to_revise(attacks: list[_Attack]) -> dict[str, _Attack]:
+        """For each attacked agent, the attack with the most disagreements (if any)."""
+        chosen: dict[str, _Attack] = {}
+        for attack in attacks:
+            if not attack.disagreements():
+                continue
+            best = chosen.get(attack.target)
+            if best is None or len(attack.disagreements()) > len(best.disagreements()):
+                chosen[attack.target] = attack
+        return dict(sorted(chosen.items()))
+
+    async def _contrast(self, run: DebateRun, agent: Agent, attack: _Attack, round_no: int) -> Candidate:
+        mine = run.ws.candidates[agent.id]
+        theirs = run.ws.candidates[attack.attacker]
+        trusted = theirs.all_visible_pass()
+        rows = [
+            {
+                "call": call,
+                "mine": _shown(actual),
+                "theirs": _shown(expected),
+                "expected": _shown(expected) if trusted else "",
+            }
+            for call, expected, actual in attack.disagreements()
+        ]
+        prompt = agent.prompt(
+            "contrast",
+            run.task,
+            len(run.authors()),
+            code=mine.code,
+            opponent=attack.attacker,
+            opponent_code=theirs.code,
+            disagreements=rows,
+            report=mine.report,
+            **run.context(agent.id),
+        )
+        turn = await run.ask(agent, prompt, phase=self.name, round_no=round_no, kind="contrast", want_code=True)
+        turn = turn.model_copy(
+            update={"metadata": {**turn.metadata, "against": attack.attacker, "disagreements": rows}}
+        )
+        return await run.ws.evaluate(run, agent, turn)

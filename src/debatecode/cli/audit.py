@@ -1,0 +1,181 @@
+"""Sessions: audit trails, replays and approval-gate decisions (``debatecode sessions ...``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from debatecode.cli.common import console, err_console, fail, reporting_errors, setup_logging
+
+__all__ = ["approve", "audit", "gates", "reject", "replay"]
+
+_CONFIG_HELP = "Config file (default: ./debatecode.toml if present); its store_url picks the store."
+
+
+def _open_store(config_file: Path | None):  # type: ignore[no-untyped-def]
+    from debatecode.config import load_config
+    from debatecode.store import open_store
+
+    return open_store(load_config(config_file).store_url)
+
+
+def audit(
+    session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write the JSON here instead of stdout."),
+    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+) -> None:
+    """Emit the full audit trail of a session as JSON: prompts, models, replies, tool calls, tests, votes, gates."""
+    from debatecode.protocol.audit import build_audit
+
+    with reporting_errors():
+        store = _open_store(config_file)
+        try:
+            trail = build_audit(store, session_id)
+        finally:
+            store.close()
+    text = json.dumps(trail, indent=2, ensure_ascii=False)
+    if output is None:
+        typer.echo(text)
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+        err_console.print(f"audit trail of {trail['session']['id']} written to {output} ({len(trail['turns'])} turns)")
+
+
+def replay(
+    trail_file: Path = typer.Argument(..., help="An audit trail written by `debatecode sessions audit`."),
+    out: Path = typer.Option(Path("replay-out"), "--out", "-o", help="Output folder of the replayed session."),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="docker, local or auto."),
+    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+) -> None:
+    """Re-run a session from its audit trail, answering every model turn with its recorded reply.
+
+    Exits 0 when the replay reproduces the original turns and outcome, 1 when it diverges.
+    """
+    import asyncio
+    import tempfile
+    import uuid
+
+    from debatecode._api import build_services, solve_async
+    from debatecode.config import DebateConfig, load_config
+    from debatecode.errors import ConfigError
+    from debatecode.llm.scripted import register_scripted, unregister_scripted
+    from debatecode.protocol.audit import ReplayHuman, replay_model
+    from debatecode.task import load_task, parse_task
+
+    setup_logging()
+    with reporting_errors():
+        try:
+            trail = json.loads(trail_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise fail(f"cannot read audit trail {trail_file}: {exc}", 2) from None
+        text = trail["task"].get("text")
+        if text is None:
+            raise ConfigError(f"the audit trail {trail_file} does not include the task text; replay needs it")
+        name = f"replay-{uuid.uuid4().hex[:8]}"
+        register_scripted(name, replay_model(trail))
+        try:
+            current = load_config(config_file)
+            stored = {k: v for k, v in trail["config"].items() if k not in ("models", "agent_models")}
+            config = DebateConfig.model_validate(
+                {**stored, "model": f"scripted/{name}", "out": str(out), "store_url": current.store_url}
+            )
+            if sandbox:
+                config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": sandbox})})
+            with tempfile.TemporaryDirectory() as tmp:
+                task_path = Path(tmp) / Path(trail["task"]["path"]).name
+                task_path.write_text(text, encoding="utf-8")
+                task = load_task(task_path) if task_path.is_file() else parse_task(text)
+                human = ReplayHuman(trail) if trail.get("human_decisions") else None
+                services = build_services(config, sandbox_backend=sandbox)
+                result = asyncio.run(solve_async(task, config, services=services, human=human))
+                asyncio.run(services.aclose())
+        finally:
+            unregister_scripted(name)
+    original = trail["outcome"] or {}
+    replayed = result.session.outcome or {}
+    store = _open_store(config_file)
+    try:
+        turns = len(store.turns(result.session.id))
+    finally:
+        store.close()
+    same = original.get("winner") == replayed.get("winner") and turns == len(trail["turns"])
+    console.print(
+        f"replayed session {trail['session']['id']} as {result.session.id}: {turns} turns (original {len(trail['turns'])}), "
+        f"winner {replayed.get('winner')} (original {original.get('winner')}), status {result.status}"
+    )
+    console.print(
+        "[green]the replay reproduces the session[/]" if same else "[red]the replay diverged from the original[/]"
+    )
+    raise typer.Exit(0 if same else 1)
+
+
+def gates(
+    session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
+    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+) -> None:
+    """List a session's approval gates and their decisions."""
+    from rich.table import Table
+
+    with reporting_errors():
+        store = _open_store(config_file)
+        try:
+            session = store.get_session(session_id)
+            found = store.gates(session.id)
+        finally:
+            store.close()
+    if not found:
+        console.print(f"session {session.id} has no approval gates (they are off unless [gates] enabled = true)")
+        return
+    table = Table(header_style="bold")
+    for column in ("gate", "phase", "round", "status", "reviewer", "reason", "summary"):
+        table.add_column(column)
+    for gate in found:
+        table.add_row(gate.id[:10], gate.phase, str(gate.round), gate.status, gate.reviewer, gate.reason, gate.summary)
+    console.print(table)
+
+
+def _decide(session_id: str, status: str, reason: str, reviewer: str, config_file: Path | None) -> None:
+    with reporting_errors():
+        store = _open_store(config_file)
+        try:
+            session = store.get_session(session_id)
+            pending = [g for g in store.gates(session.id) if g.status == "pending"]
+            if not pending:
+                raise fail(
+                    f"session {session.id} has no pending gate", 2, "list them with `debatecode sessions gates ID`"
+                )
+            gate = store.decide_gate(pending[-1].id, status, reviewer=reviewer, reason=reason)
+        finally:
+            store.close()
+    console.print(f"gate {gate.phase} of session {session.id}: {gate.status}")
+
+
+def _default_reviewer() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "cli"
+
+
+def approve(
+    session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
+    reason: str = typer.Option("", "--reason", help="Why (stored with the decision)."),
+    reviewer: str | None = typer.Option(None, "--reviewer", help="Who decides (default: your user name)."),
+    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+) -> None:
+    """Approve the session's pending approval gate; the waiting debate continues."""
+    _decide(session_id, "approved", reason, reviewer or _default_reviewer(), config_file)
+
+
+def reject(
+    session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
+    reason: str = typer.Option("", "--reason", help="Why (stored with the decision)."),
+    reviewer: str | None = typer.Option(None, "--reviewer", help="Who decides (default: your user name)."),
+    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+) -> None:
+    """Reject the session's pending approval gate; the waiting debate stops (cancelled), its results kept."""
+    _decide(session_id, "rejected", reason, reviewer or _default_reviewer(), config_file)

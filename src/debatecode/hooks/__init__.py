@@ -1,0 +1,56 @@
+"""Validations at hook points inside a debate, and the same checks as git hooks for teams.
+
+``HookRunner(settings, sandbox, task).run(point, code, report)`` validates a
+version at ``HookPoint.POST_PROPOSAL`` and the other points; ``check_files``
+runs the static validations on a repository's changed files. Everything is
+imported on first use, so importing this package (or its settings) is cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from debatecode.hooks.settings import GitHookSettings, HookPointSettings, HooksSettings, ValidationThresholds
+
+if TYPE_CHECKING:
+    from debatecode.hooks.check import FileCheck, check_files
+    from debatecode.hooks.points import HookPoint, HookRunner
+    from debatecode.hooks.results import HookOutcome, ValidationFinding, ValidationResult
+
+__all__ = [
+    "FileCheck",
+    "GitHookSettings",
+    "HookOutcome",
+    "HookPoint",
+    "HookPointSettings",
+    "HookRunner",
+    "HooksSettings",
+    "ValidationFinding",
+    "ValidationResult",
+    "ValidationThresholds",
+    "check_files",
+]
+
+_LAZY = {
+    "FileCheck": "debatecode.hooks.check",
+    "check_files": "debatecode.hooks.check",
+    "HookPoint": "debatecode.hooks.points",
+    "HookRunner": "debatecode.hooks.points",
+    "HookOutcome": "debatecode.hooks.results",
+    "ValidationFinding": "debatecode.hooks.results",
+    "ValidationResult": "debatecode.hooks.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,124 @@
+"""Approval gates: the debate waits at configured phases for a human decision.
+
+Off by default (every gate passes at once). When on, the gate is stored as
+``pending`` and announced; a decision comes from the terminal (interactive
+runs) or from anywhere that writes the store (``debatecode sessions approve``,
+later the web dashboard), else the gate times out and counts as
+``gates.on_timeout``. The decision is stored with the gate and journaled as a
+turn, so a resumed session does not ask again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from debatecode.protocol.events import GateDecided, GateRequested
+from debatecode.protocol.settings import GateSettings
+from debatecode.protocol.state import GateRecord
+
+if TYPE_CHECKING:
+    from debatecode.protocol.run import DebateRun
+    from debatecode.store.repository import SessionStore
+
+__all__ = ["GateKeeper"]
+
+logger = logging.getLogger(__name__)
+
+
+class GateKeeper:
+    """Holds the debate at gated phases until approved, rejected or timed out."""
+
+    def __init__(self, settings: GateSettings, store: SessionStore) -> None:
+        self.settings = settings
+        self.store = store
+
+    def gated(self, phase: str) -> bool:
+        return self.settings.enabled and phase in self.settings.phases
+
+    async def check(self, run: DebateRun, phase: str, round_no: int) -> bool:
+        """True when the debate may go on after ``phase``.
+
+        Raises:
+            StoreError: the gate could not be stored or read.
+        """
+        if not self.gated(phase):
+            return True
+        stored = run.stored(round_no, "gate", "human", phase)
+        if stored is not None:
+            await run.record(stored)
+            return bool(stored.metadata.get("approved"))
+        gate = GateRecord(
+            id=uuid.uuid4().hex,
+            session_id=run.session_id,
+            phase=phase,
+            round=round_no,
+            summary=_summary(run, phase),
+            artifacts=_artifacts(run),
+        )
+        await asyncio.to_thread(self.store.add_gate, gate)
+        run.bus.emit(GateRequested(run.session_id, phase, gate.summary, gate.id))
+        decided = await self._decide(run, gate)
+        approved = decided.status == "approved" or (
+            decided.status == "timed_out" and self.settings.on_timeout == "approve"
+        )
+        turn = run.tool_turn(
+            round_no=round_no,
+            phase="gate",
+            agent_id="human",
+            role="human",
+            kind=phase,
+            content=f"{decided.status}: {decided.reason}".strip(": "),
+            metadata={
+                "gate_id": gate.id,
+                "decision": decided.status,
+                "approved": approved,
+                "reviewer": decided.reviewer,
+            },
+        )
+        await run.record(turn)
+        run.bus.emit(GateDecided(run.session_id, phase, decided.status, decided.reviewer, decided.reason))
+        return approved
+
+    async def _decide(self, run: DebateRun, gate: GateRecord) -> GateRecord:
+        if run.human is not None:
+            answer = await run.human.approve(gate.phase, gate.summary)
+            if answer is not None:
+                status = "approved" if answer else "rejected"
+                return await asyncio.to_thread(self.store.decide_gate, gate.id, status, reviewer="terminal")
+        deadline = time.monotonic() + self.settings.timeout_s
+        logger.warning(
+            "waiting for approval of the %s gate of session %s: run `debatecode sessions approve %s` or `... reject %s`",
+            gate.phase,
+            run.session_id,
+            run.session_id,
+            run.session_id,
+        )
+        while time.monotonic() < deadline:
+            current = await asyncio.to_thread(self.store.get_gate, gate.id)
+            if current is not None and current.status != "pending":
+                return current
+            await asyncio.sleep(self.settings.poll_s)
+        return await asyncio.to_thread(
+            self.store.decide_gate, gate.id, "timed_out", reason=f"no decision within {self.settings.timeout_s:g}s"
+        )
+
+
+def _summary(run: DebateRun, phase: str) -> str:
+    leader = run.ws.leader([a.id for a in run.agents])
+    if leader is None:
+        return f"after {phase}: no candidate has code"
+    return f"after {phase}: {leader.agent_id} leads with {leader.report.passed}/{leader.report.total} tests passing"
+
+
+def _artifacts(run: DebateRun) -> dict[str, object]:
+    leader = run.ws.leader([a.id for a in run.agents])
+    return {
+        "leader": leader.agent_id if leader else None,
+        "code": leader.code if leader else None,
+        "tests": {"passed": leader.report.passed, "total": leader.report.total} if leader else None,
+        "scores": {item["reviewer"]: item["satisfaction"] for item in run.reviews[-6:]},
+    }

@@ -1,0 +1,61 @@
+"""Optimization: performance and refactoring agents improve the leader, under a no-regression rule.
+
+Each optimizer (``optimization.roles``, in order) proposes a faster or cleaner
+version of the current leader. The change is kept only if every test the
+leader passed still passes; otherwise it is recorded as a rejected
+alternative.
+"""
+
+from __future__ import annotations
+
+from debatecode.hooks import HookPoint
+from debatecode.protocol.phases.base import Phase
+from debatecode.protocol.run import DebateRun
+from debatecode.protocol.validation import validate
+from debatecode.protocol.workspace import Candidate
+
+__all__ = ["OptimizationPhase"]
+
+
+def keeps_every_pass(before: Candidate, after: Candidate) -> bool:
+    """True when ``after`` passes every test ``before`` passed (and has code)."""
+    return after.code is not None and before.report.passed_names() <= after.report.passed_names()
+
+
+class OptimizationPhase(Phase):
+    name = "optimization"
+
+    async def run(self, run: DebateRun, round_no: int) -> str:
+        notes = []
+        for role in run.config.optimization.roles:
+            agent = run.first_with_role(role)
+            leader = run.ws.leader([a.id for a in run.agents])
+            if agent is None or leader is None:
+                continue
+            prompt = agent.prompt(
+                "optimize",
+                run.task,
+                code=leader.code,
+                report=leader.report,
+                quality=run.ws.quality_summary(leader),
+                **run.context(leader.agent_id),
+            )
+            turn = await run.ask(agent, prompt, phase=self.name, round_no=0, kind=f"optimize-{role}", want_code=True)
+            attempt = await run.ws.evaluate(run, agent, turn, label=f"optimized by {agent.role.title}")
+            if attempt.code is not None and attempt.code.strip() == (leader.code or "").strip():
+                notes.append(f"{agent.id}: no change")
+                continue
+            if keeps_every_pass(leader, attempt):
+                attempt.agent_id = leader.agent_id
+                run.ws.candidates[leader.agent_id] = attempt
+                run.ws.history.setdefault(leader.agent_id, []).append(attempt)
+                notes.append(f"{agent.id}: kept ({attempt.report.passed}/{attempt.report.total})")
+            else:
+                run.ws.alternatives.append(attempt)
+                notes.append(f"{agent.id}: discarded, a test regressed")
+        leader = run.ws.leader([a.id for a in run.agents])
+        if leader is not None:
+            outcomes = await validate(run, HookPoint.POST_OPTIMIZATION, [leader])
+            if outcomes:
+                notes.append("validations " + ("blocked" if outcomes[0].blocked else "clear"))
+        return "; ".join(notes) or "no optimizer available"

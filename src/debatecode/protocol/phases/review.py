@@ -1,0 +1,141 @@
+"""Review: reviewers score the leading candidate against the task and its test results.
+
+Reviewers speak in order, domain roles first and cross-cutting ones (Security)
+last, each seeing the reviews before it. Each gives a satisfaction score
+(0-100), a rationale, blocking concerns and suggestions; a rubber-stamp reply
+("looks good") is rejected and asked again once. When a reviewer is below the
+target with concerns, the leader's author revises (kept only if no test
+regresses). A Contrarian below target is recorded as a dissent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from debatecode.agents.agent import Agent
+from debatecode.errors import ModelError
+from debatecode.protocol.context import ContextWindow
+from debatecode.protocol.phases.base import Phase
+from debatecode.protocol.replies import parse_review
+from debatecode.protocol.run import DebateRun
+from debatecode.protocol.workspace import Candidate
+
+__all__ = ["ReviewPhase", "review_history"]
+
+_NEUTRAL = 50
+
+
+def review_history(run: DebateRun, round_no: int) -> str:
+    """Earlier reviews as prompt context: rounds 1-3 verbatim, then the last 2 plus a summary, then the last 1."""
+    rounds: dict[int, list[tuple[str, str, str, int | None]]] = {}
+    for item in run.reviews:
+        if item["round"] < round_no:
+            text = item["summary"] + (
+                "\nBlocking concerns:\n" + "\n".join(f"- {c}" for c in item["concerns"]) if item["concerns"] else ""
+            )
+            rounds.setdefault(item["round"], []).append((item["reviewer"], item["role"], text, item["satisfaction"]))
+    if not rounds:
+        return ""
+    window = ContextWindow(
+        [rounds.get(n, []) for n in range(1, round_no)], target=run.config.review.satisfaction_target
+    )
+    return window.build(round_no).render()
+
+
+class ReviewPhase(Phase):
+    name = "review"
+
+    def reviewers(self, run: DebateRun, round_no: int) -> list[Agent]:
+        wanted = run.config.review.reviewers
+        agents = [a for a in run.agents if a.role.name in wanted]
+        ordering = run.extras.get("ordering")
+        if ordering is None:
+            return sorted(agents, key=lambda a: (a.role.cross_cutting, wanted.index(a.role.name)))
+        order = [agent_id for agent_id in ordering.order(round_no) if any(a.id == agent_id for a in agents)]
+        return [run.agent(agent_id) for agent_id in order]
+
+    async def run(self, run: DebateRun, round_no: int) -> str:
+        leader = run.ws.leader([a.id for a in run.agents])
+        if leader is None:
+            return "no candidate to review"
+        reviews: list[dict[str, Any]] = []
+        for reviewer in self.reviewers(run, round_no):
+            try:
+                reviews.append(await self._review(run, reviewer, leader, round_no, reviews))
+            except ModelError as exc:
+                if not run.config.participants.tolerate_failures:
+                    raise
+                run.drop_agent(reviewer.id, f"{type(exc).__name__}: {exc}")
+        scores = {item["reviewer"]: item["satisfaction"] for item in reviews}
+        tracker = run.extras.get("satisfaction")
+        if tracker is not None and scores:
+            tracker.record(round_no, scores)
+        target = run.config.review.satisfaction_target
+        unhappy = [item for item in reviews if item["satisfaction"] < target and (item["concerns"] or item["summary"])]
+        revised = ""
+        if unhappy and run.config.review.revise:
+            author = run.agent(leader.agent_id)
+            candidate = await self._address(run, author, leader, unhappy, round_no)
+            revised = f"; {author.id} revised ({candidate.report.passed}/{candidate.report.total}, {'adopted' if run.ws.adopt(candidate) else 'kept previous'})"
+        shown = ", ".join(f"{k} {v}" for k, v in scores.items())
+        return f"reviewed {leader.agent_id}: {shown}{revised}"
+
+    async def _review(
+        self, run: DebateRun, reviewer: Agent, leader: Candidate, round_no: int, earlier: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        this_round = "\n".join(
+            f"{item['reviewer']} ({item['satisfaction']}): {item['summary'][:300]}" for item in earlier
+        )
+        history = "\n".join(part for part in (review_history(run, round_no), this_round) if part)
+        prompt = reviewer.prompt(
+            "review",
+            run.task,
+            author=leader.agent_id,
+            code=leader.code,
+            report=leader.report,
+            quality=run.ws.quality_summary(leader),
+            previous_reviews=history,
+            **run.context(),
+        )
+        turn = await run.ask(reviewer, prompt, phase=self.name, round_no=round_no, kind="review", needs_reasoning=True)
+        review = parse_review(prompt.full_reply(turn.content))
+        satisfaction = review.satisfaction if review.satisfaction is not None else _NEUTRAL
+        item: dict[str, Any] = {
+            "round": round_no,
+            "reviewer": reviewer.id,
+            "role": reviewer.role.name,
+            "target": leader.agent_id,
+            "satisfaction": satisfaction,
+            "scored": review.satisfaction is not None,
+            "concerns": review.concerns,
+            "summary": review.summary or turn.content.strip()[:500],
+        }
+        await run.record(
+            turn.model_copy(update={"confidence": satisfaction / 100, "metadata": {**turn.metadata, "review": item}})
+        )
+        run.reviews.append(item)
+        if reviewer.role.name == "contrarian" and satisfaction < run.config.review.satisfaction_target:
+            run.dissents.append(
+                {"role": "contrarian", "agent": reviewer.id, "phase": self.name, "text": item["summary"][:500]}
+            )
+        if reviewer.role.name == "security":
+            for concern in review.concerns:
+                run.risks.append(
+                    {"source": reviewer.id, "severity": "medium", "description": concern, "status": "open"}
+                )
+        return item
+
+    async def _address(
+        self, run: DebateRun, author: Agent, leader: Candidate, unhappy: list[dict[str, Any]], round_no: int
+    ) -> Candidate:
+        prompt = author.prompt(
+            "address_review",
+            run.task,
+            len(run.authors()),
+            code=leader.code,
+            report=leader.report,
+            reviews=unhappy,
+            **run.context(author.id),
+        )
+        turn = await run.ask(author, prompt, phase=self.name, round_no=round_no, kind="address_review", want_code=True)
+        return await run.ws.evaluate(run, author, turn)

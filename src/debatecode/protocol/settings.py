@@ -1,0 +1,167 @@
+"""Settings of the debate protocol: which phases run and how each behaves.
+
+Every section here is a table of ``debatecode.toml`` (``[phases]``,
+``[critique]``, ``[gates]``...). The reference in ``docs/configuration.md`` is
+generated from these docstrings.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AdversarialSettings",
+    "CheckpointSettings",
+    "ConvergenceSettings",
+    "CritiqueSettings",
+    "DehallucinationSettings",
+    "GateSettings",
+    "OptimizationSettings",
+    "ParticipantSettings",
+    "PhaseSettings",
+    "ReviewSettings",
+    "SelfEvolvementSettings",
+    "TopologySettings",
+]
+
+PhaseName = Literal[
+    "dehallucination", "self_evolvement", "proposal", "critique", "review", "optimization", "adversarial", "convergence"
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class PhaseSettings(_Section):
+    """Which protocol phases run, in this order: dehallucination → self-evolvement → proposal → critique → review → optimization → adversarial → convergence."""
+
+    dehallucination: bool = True
+    """Clarifying questions about the task, answered from the task text (or by you, interactively). Skipped for simple tasks."""
+    self_evolvement: bool = True
+    """Each agent drafts code, tests it on the visible tests and refines it before the debate."""
+    proposal: bool = True
+    """Candidates enter the debate; the Moonshot adds an ambitious version and a pragmatic stepping stone, the Contrarian its objections. Cannot be switched off."""
+    critique: bool = True
+    """DebateCoder critique: agents write test inputs to break each other's code, outputs are compared, and contrastive analysis drives revisions."""
+    review: bool = True
+    """Reviewers score the leading candidate (satisfaction 0-100) against the task and its quality report."""
+    optimization: bool = True
+    """Performance and refactoring agents improve the leader; a change is kept only if no test regresses."""
+    adversarial: bool = True
+    """Red writes adversarial tests, Blue patches, for at most ``adversarial.max_rounds`` rounds."""
+    convergence: bool = True
+    """Pick the final candidate: most tests passed, then a vote among the tied."""
+
+
+class DehallucinationSettings(_Section):
+    """Clarifying questions before any code is written."""
+
+    max_rounds: int = Field(default=3, ge=1, le=10)
+    """Question-and-answer rounds at most."""
+    confidence_target: float = Field(default=0.9, ge=0.0, le=1.0)
+    """Stop asking once the answers' confidence reaches this."""
+    skip_simple: bool = True
+    """Skip the phase for tasks marked ``trivial`` or ``simple`` (or short tasks with examples)."""
+
+
+class SelfEvolvementSettings(_Section):
+    """Self-test and refine before the debate."""
+
+    max_iterations: int = Field(default=2, ge=0, le=10)
+    """Refinements per agent after its first draft, while visible tests fail."""
+
+
+class CritiqueSettings(_Section):
+    """The DebateCoder critique: tests as the medium of the debate."""
+
+    inputs_per_attack: int = Field(default=4, ge=1, le=20)
+    """Test inputs an agent writes against one opponent per round."""
+    opponents: Literal["one", "all"] = "one"
+    """Attack one neighbour per round (cheaper) or every neighbour the topology allows."""
+
+
+class ReviewSettings(_Section):
+    """Code review of the leading candidate."""
+
+    reviewers: list[str] = Field(default_factory=lambda: ["judge", "contrarian", "security"])
+    """Roles that review each round. Cross-cutting roles (security) always speak last."""
+    satisfaction_target: int = Field(default=90, ge=0, le=100)
+    """Every reviewer at or above this is consensus."""
+    min_progress: float = Field(default=5.0, ge=0)
+    """Average satisfaction must rise this much over 3 rounds, or the debate is a stalemate."""
+    revise: bool = True
+    """The leader's author revises when a reviewer is below target with concerns."""
+
+
+class OptimizationSettings(_Section):
+    """Performance and refactoring passes over the leader."""
+
+    roles: list[str] = Field(default_factory=lambda: ["performance_analyzer", "refactorer"])
+    """Roles that try an improvement, in order."""
+
+
+class AdversarialSettings(_Section):
+    """Red/Blue adversarial testing."""
+
+    max_rounds: int = Field(default=3, ge=1, le=10)
+    """Red attacks and Blue defends at most this many times; it stops earlier when Red finds nothing new."""
+
+
+class ConvergenceSettings(_Section):
+    """When the debate loop stops and how the final candidate is chosen."""
+
+    voting: Literal["auto", "plurality", "borda", "condorcet", "unanimous", "weighted"] = "auto"
+    """Voting method among candidates tied on tests: ``auto`` picks unanimous below 3 voters, weighted for 3-5, Borda for 6+."""
+    vote_threshold: float = Field(default=0.66, gt=0.0, le=1.0)
+    """Share of the vote at which the debate has converged."""
+    patience: int = Field(default=2, ge=1)
+    """Stop after this many rounds without improvement (in tests passed or satisfaction)."""
+
+
+class TopologySettings(_Section):
+    """Who talks to whom."""
+
+    type: Literal["mesh", "star", "chain", "tree"] = "mesh"
+    """``mesh``: everyone critiques everyone; ``star``: spokes through the first agent; ``chain``: each agent critiques the next; ``tree``: hierarchical by role."""
+    planning: Literal["auto", "cpde", "dpde"] = "auto"
+    """CPDE: a Designer plans, implementers follow; DPDE: each agent plans its own code. ``auto`` picks by task complexity."""
+    seed: int = 0
+    """Seed for agent-order shuffles (resume relies on it being fixed)."""
+
+
+class CheckpointSettings(_Section):
+    """Human checkpoints after each debate round (Continue / Guide / End)."""
+
+    enabled: bool = True
+    """Ask at each round's end when running in a terminal; ``--no-checkpoints`` turns it off."""
+
+
+class GateSettings(_Section):
+    """Approval gates: the debate waits for a human decision at the listed phases."""
+
+    enabled: bool = False
+    """Off by default: every gate is approved at once."""
+    phases: list[PhaseName] = Field(default_factory=lambda: list[PhaseName](["convergence"]))
+    """Phases after which the debate waits for approval."""
+    timeout_s: float = Field(default=1800.0, gt=0)
+    """How long to wait for a decision."""
+    on_timeout: Literal["reject", "approve"] = "reject"
+    """What a timed-out gate counts as."""
+    poll_s: float = Field(default=1.0, gt=0)
+    """How often to look for a decision made elsewhere (``debatecode sessions approve``)."""
+
+
+class ParticipantSettings(_Section):
+    """Cross-cutting voices that join the authors."""
+
+    contrarian: bool = True
+    """The Contrarian argues against the emerging consensus in every debate (proposal, review, vote)."""
+    moonshot: bool = True
+    """The Moonshot adds an ambitious version and a pragmatic stepping stone as a candidate."""
+    teacher: bool = True
+    """The Teacher explains the chosen approach for the report."""
+    tolerate_failures: bool = True
+    """In critique and review, an agent whose model fails for good is dropped (its topology subtree rebalanced to its siblings) while at least two competitors remain, instead of failing the session."""

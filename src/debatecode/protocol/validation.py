@@ -1,0 +1,78 @@
+"""Hook points inside a debate: PostProposal, PostOptimization, PostAdversarial, PostConvergence.
+
+At each point the configured validations (tests, lint, static analysis,
+security scan, benchmark) run on the relevant versions, locally and in the
+sandbox where code executes. Results are persisted as a tool turn, shown to
+the version's author in its next prompts, and a failing *blocking* validation
+marks the version blocked: the debate does not converge on it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from debatecode.hooks import HookOutcome, HookPoint
+from debatecode.quality import QualityReport
+
+if TYPE_CHECKING:
+    from debatecode.protocol.run import DebateRun
+    from debatecode.protocol.workspace import Candidate
+
+__all__ = ["validate"]
+
+
+async def validate(
+    run: DebateRun, point: HookPoint, candidates: list[Candidate], round_no: int = 0
+) -> list[HookOutcome]:
+    """Run ``point``'s validations on each candidate's code (once per session: a resume re-uses the stored result).
+
+    Raises:
+        SandboxError: the sandbox failed while running tests or a benchmark.
+    """
+    hooks = run.ws.hooks
+    if hooks is None or not hooks.validations(point):
+        return []
+    outcomes = []
+    for candidate in candidates:
+        if candidate.code is None:
+            continue
+        kind = f"{point.value}-{candidate.agent_id}"
+        stored = run.stored(round_no, "hooks", "executor", kind)
+        if stored is not None:
+            outcome = HookOutcome.from_metadata(stored.metadata["hooks"])
+            await run.record(stored)
+        else:
+            version = run.ws.version_of(candidate)
+            quality = (
+                QualityReport.from_metrics(version.metrics)
+                if version is not None and "quality" in version.metrics
+                else None
+            )
+            outcome = await hooks.run(point, candidate.code, candidate.report.visible(), quality=quality)
+            turn = run.tool_turn(
+                round_no=round_no,
+                phase="hooks",
+                agent_id="executor",
+                role="executor",
+                kind=kind,
+                content=outcome.feedback() or f"{point.value}: every validation passed",
+                tool_calls=[
+                    {"tool": r.name, "passed": r.passed, "blocking": r.blocking, "summary": r.summary}
+                    for r in outcome.results
+                ],
+                metadata={
+                    "hooks": outcome.to_metadata(),
+                    "point": point.value,
+                    "target": candidate.agent_id,
+                    "version": candidate.version_id,
+                },
+            )
+            await run.record(turn)
+        candidate.blocked = outcome.blocked
+        text = outcome.feedback()
+        if text:
+            run.feedback[candidate.agent_id] = f"{point.value}: {text}"
+        else:
+            run.feedback.pop(candidate.agent_id, None)
+        outcomes.append(outcome)
+    return outcomes

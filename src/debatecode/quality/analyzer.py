@@ -1,0 +1,147 @@
+"""``analyze()``: run ruff, radon and bandit on one code version and score it.
+
+Everything here is static analysis on the host: the candidate's code is read,
+parsed and linted, never imported or executed. Ruff runs as its own binary on
+stdin; radon and bandit run in-process through their Python APIs.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+from debatecode.quality._bandit import BanditFailed, bandit_version, run_bandit
+from debatecode.quality._radon import run_radon
+from debatecode.quality._ruff import RuffFailed, ruff_version, run_ruff
+from debatecode.quality.report import ComplexityReport, LintReport, QualityReport, SecurityReport
+from debatecode.quality.score import (
+    combine,
+    complexity_subscore,
+    lint_subscore,
+    maintainability_subscore,
+    security_subscore,
+)
+from debatecode.quality.settings import QualitySettings
+
+__all__ = ["analyze", "analyze_async"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_FILENAME = "candidate.py"
+
+
+def _parse_error(code: str, filename: str) -> str | None:
+    try:
+        ast.parse(code, filename=filename)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except ValueError as exc:  # e.g. null bytes in the source
+        return str(exc)
+    return None
+
+
+def _radon_version() -> str:
+    import radon
+
+    return str(getattr(radon, "__version__", "unknown"))
+
+
+def analyze(
+    code: str,
+    *,
+    test_pass_rate: float | None,
+    settings: QualitySettings | None = None,
+    filename: str = DEFAULT_FILENAME,
+    cwd: Path | None = None,
+) -> QualityReport:
+    """Measure one code version with ruff, radon and bandit, and score it (0-1).
+
+    ``test_pass_rate`` (0-1) is the share of the task's tests the code passes,
+    or None when it was not run; its weight is then left out of the score.
+    ``filename`` is the name the tools see (ruff picks rules and, with
+    ``ruff_config="project"``, its configuration by it; relative to ``cwd``).
+
+    Code that does not parse scores 0 on format, complexity, maintainability
+    and security, and its ``parse_error`` says why. A tool that fails to run
+    is recorded in ``tool_errors`` and its sub-scores are left out.
+
+    Raises:
+        ValueError: ``test_pass_rate`` is outside 0-1.
+    """
+    if test_pass_rate is not None and not 0.0 <= test_pass_rate <= 1.0:
+        raise ValueError(f"test_pass_rate must be between 0 and 1, got {test_pass_rate}")
+    settings = settings or QualitySettings()
+    started = time.perf_counter()
+    components: dict[str, float] = {}
+    tool_errors: dict[str, str] = {}
+    if test_pass_rate is not None:
+        components["tests"] = test_pass_rate
+
+    lint = LintReport()
+    try:
+        lint = run_ruff(code, settings, filename=filename, cwd=cwd)
+        components["lint"] = lint_subscore(lint, settings)
+        if lint.formatted is not None:
+            components["format"] = 1.0 if lint.formatted else 0.0
+    except RuffFailed as exc:
+        logger.warning("ruff could not analyse %s: %s", filename, exc)
+        tool_errors["ruff"] = str(exc)
+
+    parse_error = _parse_error(code, filename)
+    complexity = ComplexityReport()
+    security = SecurityReport()
+    if parse_error is not None:
+        components.update(complexity=0.0, maintainability=0.0, security=0.0)
+        components.setdefault("format", 0.0)
+    else:
+        try:
+            complexity = run_radon(code)
+            components["complexity"] = complexity_subscore(complexity, settings)
+            maintainability = maintainability_subscore(complexity)
+            if maintainability is not None:
+                components["maintainability"] = maintainability
+        except (SyntaxError, ValueError, RecursionError) as exc:  # radon's own parse of exotic code
+            logger.warning("radon could not analyse %s: %s", filename, exc)
+            tool_errors["radon"] = f"{type(exc).__name__}: {exc}"
+        try:
+            security = run_bandit(code, settings, filename=filename)
+            components["security"] = security_subscore(security, settings)
+        except BanditFailed as exc:
+            logger.warning("bandit could not analyse %s: %s", filename, exc)
+            tool_errors["bandit"] = str(exc)
+
+    components = {name: round(components[name], 4) for name in settings.weights() if name in components}
+    return QualityReport(
+        score=round(combine(components, settings), 4),
+        components=components,
+        weights=settings.weights(),
+        test_pass_rate=test_pass_rate,
+        lint=lint,
+        complexity=complexity,
+        security=security,
+        parse_error=parse_error,
+        tool_errors=tool_errors,
+        tools={"ruff": ruff_version(), "radon": _radon_version(), "bandit": bandit_version()},
+        duration_s=round(time.perf_counter() - started, 4),
+    )
+
+
+async def analyze_async(
+    code: str,
+    *,
+    test_pass_rate: float | None,
+    settings: QualitySettings | None = None,
+    filename: str = DEFAULT_FILENAME,
+    cwd: Path | None = None,
+) -> QualityReport:
+    """``analyze`` in a worker thread, so the event loop keeps serving other agents.
+
+    Raises:
+        ValueError: ``test_pass_rate`` is outside 0-1.
+    """
+    return await asyncio.to_thread(
+        analyze, code, test_pass_rate=test_pass_rate, settings=settings, filename=filename, cwd=cwd
+    )

@@ -1,0 +1,256 @@
+"""Each phase through the real engine, with scripted models and the dummy sandbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.protocol.conftest import ADD_TASK, GOOD, MERGE_TASK, Harness
+from tests.support.debaters import add_debater
+
+from debatecode.protocol.events import Escalated, PhaseCompleted, PhaseStarted
+from debatecode.task import load_task
+
+MERGE_GOOD = (
+    "```python\ndef merge_intervals(intervals):\n    out = []\n    for a, b in sorted(intervals):\n"
+    "        if out and a <= out[-1][1]:\n            out[-1] = (out[-1][0], max(out[-1][1], b))\n"
+    "        else:\n            out.append((a, b))\n    return out\n```"
+)
+
+
+def _recording(replies: dict[str, str], prompts: list[tuple[dict[str, str], str]]) -> Any:
+    def reply(messages: list[dict[str, str]], tags: dict[str, str]) -> str:
+        prompts.append((tags, messages[-1]["content"]))
+        kind = tags["kind"]
+        for prefix, text in replies.items():
+            if kind.startswith(prefix):
+                return text
+        raise AssertionError(f"no reply for {tags}")
+
+    return reply
+
+
+async def test_dehallucination_asks_answers_and_informs_later_prompts(harness: Harness) -> None:
+    prompts: list[tuple[dict[str, str], str]] = []
+    replies = {
+        "ask-1": "[edge_cases] May intervals be given with start greater than end?\n[performance] How many intervals at most?",
+        "ask-2": "NONE",
+        "answer-1": "1. No: the task guarantees start <= end.\n2. A few thousand.\nConfidence: 0.7",
+        "draft": MERGE_GOOD,
+        "vote": "Vote: Candidate 1",
+    }
+    model = harness.scripted("clarify", [], fn=_recording(replies, prompts))
+    config = harness.config(model, skeleton=True, agents=1, **{"phases.dehallucination": True})
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(MERGE_TASK))
+    assert result.status == "completed" and result.all_passed
+    turns = store.turns(result.session.id)
+    asked = next(t for t in turns if t.metadata["kind"] == "ask-1")
+    assert [q["category"] for q in asked.metadata["questions"]] == ["edge_cases", "performance"]
+    answered = next(t for t in turns if t.metadata["kind"] == "answer-1")
+    assert answered.agent_id == "moderator" and answered.confidence == 0.7
+    assert any(t.metadata["kind"] == "ask-2" for t in turns), "confidence 0.7 < 0.9: a second round is asked"
+    draft_prompt = next(text for tags, text in prompts if tags["kind"] == "draft")
+    assert "start <= end" in draft_prompt, "clarifications reach the authors"
+
+
+async def test_dehallucination_is_skipped_for_simple_tasks(harness: Harness) -> None:
+    model = harness.scripted("simple", [], fn=add_debater())
+    engine, store = harness.engine(harness.config(model, skeleton=True, agents=1, **{"phases.dehallucination": True}))
+    result = await engine.solve(load_task(ADD_TASK))
+    summary = next(e.summary for e in harness.of(PhaseCompleted) if e.phase == "dehallucination")
+    assert summary == "skipped: simple task"
+    assert not any(t.phase == "dehallucination" for t in store.turns(result.session.id))
+
+
+class _Human:
+    def __init__(self, answers: list[str] | None) -> None:
+        self.answers = answers
+        self.asked: list[list[dict[str, str]]] = []
+
+    async def answer_questions(self, questions: list[dict[str, str]]) -> list[str] | None:
+        self.asked.append(questions)
+        return self.answers
+
+    async def checkpoint(self, round_no: int, summary: str) -> Any:
+        from debatecode.protocol.human import CheckpointDecision
+
+        return CheckpointDecision()
+
+    async def approve(self, phase: str, summary: str) -> bool | None:
+        return True
+
+
+async def test_dehallucination_takes_the_humans_answers_when_interactive(harness: Harness) -> None:
+    prompts: list[tuple[dict[str, str], str]] = []
+    replies = {"ask-1": "[requirements] Should touching intervals merge?", "ask-2": "NONE", "draft": MERGE_GOOD}
+    model = harness.scripted("human-answers", [], fn=_recording(replies, prompts))
+    human = _Human(["Yes, touching intervals merge."])
+    engine, store = harness.engine(
+        harness.config(model, skeleton=True, agents=1, **{"phases.dehallucination": True}), human=human
+    )
+    result = await engine.solve(load_task(MERGE_TASK))
+    answer = next(t for t in store.turns(result.session.id) if t.metadata["kind"] == "answer-1")
+    assert answer.agent_id == "human" and answer.metadata["answers"] == ["Yes, touching intervals merge."]
+    assert human.asked and not any(tags["kind"].startswith("answer") for tags, _ in prompts), (
+        "the Moderator is not asked"
+    )
+
+
+async def test_cpde_designer_plan_reaches_the_implementers(harness: Harness) -> None:
+    prompts: list[tuple[dict[str, str], str]] = []
+    replies = {
+        "plan": "1. Sort by start. 2. Sweep and merge because sorted order makes overlaps adjacent.",
+        "draft": MERGE_GOOD,
+        "vote": "Vote: Candidate 1",
+    }
+    model = harness.scripted("cpde", [], fn=_recording(replies, prompts))
+    config = harness.config(model, skeleton=True, agents=2, **{"topology.planning": "cpde", "topology.type": "tree"})
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(MERGE_TASK))
+    assert result.session.coordination_protocol == "cpde"
+    roles = {t.agent_id: t.agent_role for t in store.turns(result.session.id)}
+    assert roles["designer"] == "designer" and roles["agent-1"] == "implementer"
+    drafts = [text for tags, text in prompts if tags["kind"] == "draft"]
+    assert len(drafts) == 2 and all("Sweep and merge" in text for text in drafts)
+
+
+async def test_rubber_stamp_review_is_rejected_and_asked_again(harness: Harness) -> None:
+    answers = iter(
+        [
+            "Looks good to me!",
+            "Satisfaction: 91\nRationale: correct because addition of ints is exact.\nBlocking concerns: none",
+        ]
+    )
+    base = add_debater()
+
+    def reply(messages: object, tags: dict[str, str]) -> str:
+        if tags["kind"] == "review" and tags["agent"] == "judge":
+            return next(answers)
+        return base(messages, tags)
+
+    model = harness.scripted("stamp", [], fn=reply)
+    config = harness.config(
+        model,
+        agents=2,
+        **{
+            "review.reviewers": ["judge"],
+            "phases.optimization": False,
+            "phases.adversarial": False,
+            "participants.moonshot": False,
+        },
+    )
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    reviews = [t for t in store.turns(result.session.id) if t.phase == "review" and t.agent_id == "judge"]
+    assert [t.status for t in reviews] == ["rejected", "ok"]
+    assert reviews[1].metadata["rubber_stamp_retry"] is True
+    assert reviews[1].metadata["review"]["satisfaction"] == 91
+
+
+async def test_critique_exchanged_tests_catch_what_visible_tests_miss(harness: Harness) -> None:
+    model = harness.scripted("hack", [], fn=add_debater(buggy=("agent-2",)))
+    config = harness.config(
+        model,
+        agents=2,
+        **{
+            "phases.review": False,
+            "phases.optimization": False,
+            "phases.adversarial": False,
+            "participants.moonshot": False,
+            "participants.contrarian": False,
+        },
+    )
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    turns = store.turns(result.session.id)
+    hack_draft = next(t for t in turns if t.agent_id == "agent-2" and t.metadata["kind"] == "draft")
+    assert hack_draft.test_results["cases"] and all(c["outcome"] == "passed" for c in hack_draft.test_results["cases"])
+    contrast = next(t for t in turns if t.agent_id == "agent-2" and t.metadata["kind"] == "contrast")
+    assert {
+        "call": "add(5, 0)",
+        "mine": "returns 6",
+        "theirs": "returns 5",
+        "expected": "returns 5",
+    } in contrast.metadata["disagreements"]
+    assert result.all_passed and "a + 1" not in (result.code or "")
+
+
+async def test_adversarial_keeps_valid_attacks_and_drops_invalid_ones(harness: Harness) -> None:
+    base = add_debater()
+
+    def reply(messages: object, tags: dict[str, str]) -> str:
+        if tags["kind"] == "defend":
+            return "INVALID: test_red_1_2 — 2 + 2 is 4, the attack is wrong.\n" + GOOD
+        return base(messages, tags)
+
+    model = harness.scripted("redblue", [], fn=reply)
+    config = harness.config(model, skeleton=True, agents=1, **{"phases.adversarial": True})
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    assert result.status == "completed"
+    suites = {case["name"]: case["suite"] for case in _winner_cases(store, result)}
+    assert suites.get("test_red_1_1") == "red", "a valid attack joins the regression suite"
+    assert "test_red_1_2" not in suites, "an attack Blue ruled invalid is dropped"
+    report = result.report_path.read_text()
+    assert "test_red_1_2" in report and "rejected" in report
+
+
+def _winner_cases(store: Any, result: Any) -> list[dict[str, Any]]:
+    """The final code's test table, as the report shows it."""
+    report = result.report_path.read_text()
+    return [
+        {"name": line.split("`")[1], "suite": line.split("|")[2].strip()}
+        for line in report.splitlines()
+        if line.startswith("| `test_")
+    ]
+
+
+async def test_optimization_discards_a_change_that_regresses(harness: Harness) -> None:
+    base = add_debater()
+
+    def reply(messages: object, tags: dict[str, str]) -> str:
+        if tags["kind"] == "optimize-performance_analyzer":
+            return "Faster: skip the addition.\n```python\ndef add(a: int, b: int) -> int:\n    return a\n```"
+        return base(messages, tags)
+
+    model = harness.scripted("optim", [], fn=reply)
+    config = harness.config(model, skeleton=True, agents=1, **{"phases.optimization": True})
+    engine, _ = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    summary = next(e.summary for e in harness.of(PhaseCompleted) if e.phase == "optimization")
+    assert "performance_analyzer: discarded, a test regressed" in summary
+    assert "return a + b" in (result.code or "")
+
+
+async def test_escalation_when_max_rounds_end_without_passing(harness: Harness) -> None:
+    wrong = "```python\ndef add(a: int, b: int) -> int:\n    return a * b\n```"
+
+    def reply(messages: object, tags: dict[str, str]) -> str:
+        if tags["kind"] == "review":
+            return "Satisfaction: 40\nRationale: wrong because multiplication is not addition.\nBlocking concerns:\n1. Uses * instead of +."
+        if tags["kind"].startswith("attack"):
+            return "```text\nadd(2, 3)\n```"
+        return "I keep my approach because it is simple.\n" + wrong
+
+    model = harness.scripted("stuck", [], fn=reply)
+    config = harness.config(
+        model,
+        agents=2,
+        rounds=2,
+        **{
+            "phases.optimization": False,
+            "phases.adversarial": False,
+            "participants.moonshot": False,
+            "participants.contrarian": False,
+            "participants.teacher": False,
+            "review.reviewers": ["judge"],
+            "convergence.patience": 5,
+        },
+    )
+    engine, _ = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    escalations = harness.of(Escalated)
+    assert escalations and "max rounds" in escalations[0].reason
+    assert "Positions:" in escalations[0].summary and "judge" in escalations[0].summary
+    assert "## Escalation" in result.report_path.read_text()
+    assert [e.phase for e in harness.of(PhaseStarted)].count("critique") == 2
