@@ -70,6 +70,8 @@ class LLMSettings(BaseModel):
     """Sampling temperature for proposals and revisions. Agent 1 always decodes greedily (0.0) for a stable baseline."""
     max_tokens: int = Field(default=1024, ge=16)
     """Upper bound on completion tokens per chat-style call."""
+    round_token_budget: int | None = Field(default=None, ge=1)
+    """Per-agent allowance of completion tokens per debate round (each once-only phase counts as a round of its own); calls are capped to what is left, and an agent with nothing left sits the round out. None: unlimited."""
     completion_max_tokens: int = Field(default=320, ge=16)
     """Upper bound on completion tokens per completion-style call (base models continue a function body and tend to ramble past it)."""
     request_timeout_s: float = Field(default=120.0, gt=0)

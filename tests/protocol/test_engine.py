@@ -211,3 +211,38 @@ async def test_rounds_stop_when_converged(harness: Harness) -> None:
     rounds = harness.of(RoundCompleted)
     assert len(rounds) == 1 and rounds[0].stop_reason and rounds[0].stop_reason.startswith("converged")
     assert result.session.total_rounds == 1
+
+
+async def test_a_vote_at_its_threshold_ends_the_loop_early(harness: Harness) -> None:
+    from tests.support.debaters import add_debater
+
+    model = harness.scripted("voting-loop", [], fn=add_debater(satisfaction=60))
+    config = harness.config(
+        model,
+        agents=3,
+        rounds=4,
+        **{
+            "phases.optimization": False,
+            "phases.adversarial": False,
+            "review.reviewers": ["judge"],
+            "convergence.patience": 9,
+        },
+    )
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    rounds = harness.of(RoundCompleted)
+    assert len(rounds) == 1 and (rounds[0].stop_reason or "").startswith("converged: the vote reached its threshold")
+    round_votes = [t for t in store.turns(result.session.id) if t.metadata["kind"] == "vote" and t.round == 1]
+    assert round_votes, "the agents voted at the end of round 1"
+
+
+async def test_round_token_budget_makes_an_agent_sit_out(harness: Harness) -> None:
+    model = harness.scripted("allowance", [], default="Subtracting is close enough, I think, for now.\n" + BAD)
+    config = harness.config(model, skeleton=True, agents=1, **{"llm.round_token_budget": 20})
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    turns = {t.metadata["kind"]: t for t in store.turns(result.session.id) if t.phase == "self_evolvement"}
+    assert turns["draft"].completion_tokens > 20, "the draft spends the agent's allowance for the phase"
+    assert turns["refine-1"].metadata.get("sat_out") == "round token budget spent"
+    assert turns["refine-1"].completion_tokens == 0 and turns["refine-1"].status == "no_code"
+    assert len(engine.llm.calls) == 1, "the model is not called for a turn the agent sits out"

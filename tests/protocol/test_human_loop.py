@@ -53,7 +53,9 @@ def _prompt_recorder(base: Any, prompts: list[tuple[dict[str, str], str]]) -> An
 
 async def test_guidance_reaches_later_prompts_and_end_stops_the_loop(harness: Harness) -> None:
     prompts: list[tuple[dict[str, str], str]] = []
-    model = harness.scripted("guided", [], fn=_prompt_recorder(add_debater(satisfaction=60), prompts))
+    model = harness.scripted(
+        "guided", [], fn=_prompt_recorder(add_debater(satisfaction=60, style_variants=False), prompts)
+    )
     human = ScriptedHuman(
         [CheckpointDecision(action="guide", guidance="Prefer the shortest code."), CheckpointDecision(action="end")]
     )
@@ -74,7 +76,7 @@ async def test_guidance_reaches_later_prompts_and_end_stops_the_loop(harness: Ha
 
 
 async def test_without_a_human_checkpoints_continue(harness: Harness) -> None:
-    model = harness.scripted("auto", [], fn=add_debater(satisfaction=60))
+    model = harness.scripted("auto", [], fn=add_debater(satisfaction=60, style_variants=False))
     engine, _ = harness.engine(harness.config(model, agents=2, rounds=2, **LOOP_ONLY, **{"convergence.patience": 9}))
     await engine.solve(load_task(ADD_TASK))
     assert harness.of(CheckpointDecided) == []

@@ -298,9 +298,11 @@ class ModelRouter:
                 scripted = _registered(request.model, resolved.name)
             else:
                 scripted = self._script(request.model, Path(resolved.name))
-            text, delay = scripted.choose(request.messages, request.tags, model=request.model)
+            text, delay, error = scripted.choose(request.messages, request.tags, model=request.model)
             if delay:
                 await asyncio.sleep(delay)
+            if error is not None:
+                raise error
             return RawCompletion(text=text)
         return await self._litellm(request)
 

@@ -123,10 +123,15 @@ class ScriptedModel:
         Raises:
             ScriptExhausted, ModelError: as ``choose``.
         """
-        return self.choose(messages, tags, model=model)[0]
+        text, _delay, error = self.choose(messages, tags, model=model)
+        if error is not None:
+            raise error
+        return text
 
-    def choose(self, messages: list[Message], tags: Mapping[str, str], *, model: str = "scripted") -> tuple[str, float]:
-        """The reply to one call and how many seconds to wait before giving it.
+    def choose(
+        self, messages: list[Message], tags: Mapping[str, str], *, model: str = "scripted"
+    ) -> tuple[str, float, Exception | None]:
+        """The reply to one call, how many seconds to wait before giving it, and the failure to raise instead (if any).
 
         Raises:
             ScriptExhausted: no unused reply matches, and there is neither ``fn`` nor ``default``.
@@ -144,12 +149,12 @@ class ScriptedModel:
                     break
         if chosen is not None:
             if chosen.raise_error is not None:
-                raise _simulated_error(chosen.raise_error, model)
-            return chosen.content, chosen.delay_s
+                return "", chosen.delay_s, _simulated_error(chosen.raise_error, model)
+            return chosen.content, chosen.delay_s, None
         if self._fn is not None:
-            return self._fn(list(messages), dict(tags)), 0.0
+            return self._fn(list(messages), dict(tags)), 0.0, None
         if self._default is not None:
-            return self._default, 0.0
+            return self._default, 0.0, None
         shown = ", ".join(f"{k}={v}" for k, v in sorted(tags.items())) or "no tags"
         raise ScriptExhausted(
             f"scripted model {model!r} has no unused reply matching ({shown}); "

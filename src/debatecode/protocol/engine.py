@@ -47,7 +47,7 @@ from debatecode.protocol.events import (
 )
 from debatecode.protocol.gates import GateKeeper
 from debatecode.protocol.human import CheckpointDecision, HumanInterface
-from debatecode.protocol.phases import Phase, ProtocolPlan, check_convergence, code_debate_plan
+from debatecode.protocol.phases import Phase, ProtocolPlan, code_debate_plan
 from debatecode.protocol.report import escalation_summary, write_outputs
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.services import attach_services
@@ -260,7 +260,7 @@ class DebateEngine:
             for phase in plan.loop:
                 await self._phase(run, phase, round_no)
             run.rounds_done = round_no
-            stop = check_convergence(run, round_no, history)
+            stop = await plan.check(run, round_no, history)
             leader = run.ws.leader([a.id for a in run.agents])
             scores = {r["reviewer"]: r["satisfaction"] for r in run.reviews if r["round"] == round_no}
             self.bus.emit(RoundCompleted(run.session_id, round_no, scores, leader.agent_id if leader else None, stop))

@@ -24,7 +24,7 @@ from debatecode.agents.prompts import Prompt
 from debatecode.config import DebateConfig
 from debatecode.llm.client import LLMClient
 from debatecode.llm.parsing import extract_code
-from debatecode.protocol.context import is_rubber_stamp
+from debatecode.protocol.context import RoundBudgetExceeded, TokenAllowance, is_rubber_stamp
 from debatecode.protocol.events import AgentStatusChanged, EventBus, TurnCompleted
 from debatecode.protocol.state import SessionRecord, TurnRecord, TurnStatus
 
@@ -37,6 +37,17 @@ __all__ = ["DebateRun", "gather_all", "turn_key"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+_PHASES = (
+    "dehallucination",
+    "self_evolvement",
+    "proposal",
+    "critique",
+    "review",
+    "optimization",
+    "adversarial",
+    "convergence",
+)
 
 _RUBBER_STAMP_NUDGE = (
     "Your reply was rejected as a rubber stamp: it approves without reasoning. "
@@ -201,21 +212,35 @@ class DebateRun:
     async def _call(
         self, agent: Agent, prompt: Prompt, *, key: str, phase: str, round_no: int, kind: str, want_code: bool
     ) -> TurnRecord:
+        default_max = (
+            self.config.llm.completion_max_tokens if prompt.style == "completion" else self.config.llm.max_tokens
+        )
+        max_tokens = prompt.max_tokens or default_max
+        allowance: TokenAllowance | None = self.extras.get("allowance")
+        budget_round = round_no if round_no else -(_PHASES.index(phase) + 1 if phase in _PHASES else 99)
+        remaining = allowance.remaining(agent.id, budget_round) if allowance is not None else None
+        if remaining is not None and remaining <= 0:
+            logger.info("%s sits out %s: its round token budget is spent", agent.id, kind)
+            return self._sat_out(agent, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code)
+        if remaining is not None:
+            max_tokens = min(max_tokens, remaining)
         async with self._semaphore:
             self.status(agent, "thinking", phase)
-            default_max = (
-                self.config.llm.completion_max_tokens if prompt.style == "completion" else self.config.llm.max_tokens
-            )
             completion = await self.llm.complete(
                 agent.model,
                 prompt.messages,
-                max_tokens=prompt.max_tokens or default_max,
+                max_tokens=max_tokens,
                 temperature=agent.temperature,
                 seed=agent.seed,
                 stop=prompt.stop or None,
                 tags={"phase": phase, "agent": agent.id, "round": str(round_no), "kind": kind, "role": agent.role.name},
             )
             self.status(agent, "idle", phase)
+        if allowance is not None:
+            try:
+                allowance.charge(agent.id, budget_round, completion.completion_tokens)
+            except RoundBudgetExceeded as exc:
+                logger.info("%s went over its round token budget (%s of %s)", agent.id, exc.spent, exc.allowance)
         code = None
         if want_code:
             code = extract_code(completion.text, entry_point=self.ws.task.entry_point, prompt_prefix=prompt.prefix)
@@ -246,6 +271,23 @@ class DebateRun:
             completion_tokens=completion.completion_tokens,
             cost_usd=completion.cost_usd,
             response_time_ms=int(completion.latency_s * 1000),
+        )
+
+    def _sat_out(self, agent: Agent, *, key: str, phase: str, round_no: int, kind: str, want_code: bool) -> TurnRecord:
+        return TurnRecord(
+            id=uuid.uuid4().hex,
+            session_id=self.session_id,
+            seq=0,
+            key=key,
+            round=round_no,
+            phase=phase,
+            agent_id=agent.id,
+            agent_role=agent.role.name,
+            provider="",
+            model=agent.model,
+            content="",
+            status="no_code" if want_code else "error",
+            metadata={"kind": kind, "sat_out": "round token budget spent"},
         )
 
     def tool_turn(

@@ -14,7 +14,7 @@ from typing import Any
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import PromptStyle
 from debatecode.config import DebateConfig
-from debatecode.protocol.context import SatisfactionTracker
+from debatecode.protocol.context import SatisfactionTracker, TokenAllowance
 from debatecode.protocol.ordering import AgentOrdering
 from debatecode.protocol.run import DebateRun
 from debatecode.task import Task
@@ -38,3 +38,5 @@ def attach_services(run: DebateRun, task: Task, build_roster: Roster, style_of: 
         {a.id: a.role.concern if a.role.cross_cutting else a.role.name for a in run.agents}, seed=config.topology.seed
     )
     run.extras["satisfaction"] = SatisfactionTracker(config.review.satisfaction_target, config.review.min_progress)
+    if config.llm.round_token_budget is not None:
+        run.extras["allowance"] = TokenAllowance(config.llm.round_token_budget)

@@ -7,11 +7,13 @@ debate loop; the engine checks convergence after each loop round.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from debatecode.protocol.phases.adversarial import AdversarialPhase
 from debatecode.protocol.phases.base import Phase
-from debatecode.protocol.phases.convergence import ConvergencePhase, check_convergence
+from debatecode.protocol.phases.convergence import ConvergencePhase, check_convergence, round_vote
 from debatecode.protocol.phases.critique import CritiquePhase
 from debatecode.protocol.phases.dehallucination import DehallucinationPhase
 from debatecode.protocol.phases.optimization import OptimizationPhase
@@ -19,6 +21,9 @@ from debatecode.protocol.phases.proposal import ProposalPhase
 from debatecode.protocol.phases.review import ReviewPhase
 from debatecode.protocol.phases.self_evolvement import SelfEvolvementPhase
 from debatecode.protocol.settings import PhaseSettings
+
+if TYPE_CHECKING:
+    from debatecode.protocol.run import DebateRun
 
 __all__ = [
     "PHASE_ORDER",
@@ -34,6 +39,7 @@ __all__ = [
     "SelfEvolvementPhase",
     "check_convergence",
     "code_debate_plan",
+    "code_round_check",
 ]
 
 PHASE_ORDER: list[type[Phase]] = [
@@ -51,13 +57,25 @@ PHASE_ORDER: list[type[Phase]] = [
 _LOOP = ("critique", "review")
 
 
+RoundCheck = Callable[["DebateRun", int, list[tuple[tuple[int, ...], float]]], Awaitable[str | None]]
+
+
+async def code_round_check(run: DebateRun, round_no: int, history: list[tuple[tuple[int, ...], float]]) -> str | None:
+    """Why the code debate's loop stops after ``round_no`` (tests, progress, stalemate, then a vote), or None."""
+    reason = check_convergence(run, round_no, history)
+    if reason is None and run.config.phases.convergence:
+        reason = await round_vote(run, round_no)
+    return reason
+
+
 @dataclass
 class ProtocolPlan:
-    """Phases before the debate loop, inside it (repeated per round) and after it."""
+    """Phases before the debate loop, inside it (repeated per round) and after it, and when the loop stops."""
 
     before: list[Phase] = field(default_factory=list)
     loop: list[Phase] = field(default_factory=list)
     after: list[Phase] = field(default_factory=list)
+    check: RoundCheck = code_round_check
 
     def names(self) -> list[str]:
         return [p.name for p in (*self.before, *self.loop, *self.after)]

@@ -16,6 +16,7 @@ from typing import Any
 
 from debatecode.agents.agent import Agent
 from debatecode.hooks import HookPoint
+from debatecode.protocol.events import VoteCast
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_ranking
 from debatecode.protocol.run import DebateRun, gather_all
@@ -23,7 +24,7 @@ from debatecode.protocol.validation import validate
 from debatecode.protocol.workspace import Candidate
 from debatecode.voting import Ballot, choose_method
 
-__all__ = ["ConvergencePhase", "check_convergence"]
+__all__ = ["ConvergencePhase", "check_convergence", "round_vote"]
 
 
 def _normalised(code: str) -> str:
@@ -54,6 +55,30 @@ def check_convergence(run: DebateRun, round_no: int, history: list[tuple[tuple[i
     tracker = run.extras.get("satisfaction")
     if tracker is not None and round_scores and tracker.stalemate(round_no):
         return "stalemate: satisfaction has not progressed for 3 rounds"
+    return None
+
+
+async def round_vote(run: DebateRun, round_no: int) -> str | None:
+    """When several distinct candidates pass every test, vote; a share at the threshold ends the loop.
+
+    No vote after the last round: the loop ends anyway and the final choice votes.
+    """
+    if round_no >= run.config.rounds:
+        return None
+    order = [a.id for a in run.agents]
+    passing = [c for c in run.ws.ranking(order, unblocked=True) if c.report.all_passed]
+    distinct: dict[str, Candidate] = {}
+    for candidate in passing:
+        distinct.setdefault(_normalised(candidate.code or ""), candidate)
+    if len(distinct) < 2:
+        return None
+    phase = ConvergencePhase()
+    saved, dissents = dict(run.outcome), list(run.dissents)
+    await phase._vote(run, list(distinct.values()), [], attempt=0, round_no=round_no)
+    vote = run.outcome.get("vote", {})
+    run.outcome, run.dissents = saved, dissents
+    if vote.get("threshold_reached"):
+        return f"converged: the vote reached its threshold ({vote.get('share')} >= {run.config.convergence.vote_threshold})"
     return None
 
 
@@ -100,10 +125,15 @@ class ConvergencePhase(Phase):
         return await self._vote(run, list(distinct.values()), ranking, attempt)
 
     async def _vote(
-        self, run: DebateRun, options: list[Candidate], ranking: list[dict[str, Any]], attempt: int = 0
+        self,
+        run: DebateRun,
+        options: list[Candidate],
+        ranking: list[dict[str, Any]],
+        attempt: int = 0,
+        round_no: int = 0,
     ) -> Candidate:
         voters = [a for a in run.agents if a.id in run.ws.candidates or a.role.name in ("contrarian", "judge")]
-        ballots = await gather_all(*(self._ballot(run, agent, options, attempt) for agent in voters))
+        ballots = await gather_all(*(self._ballot(run, agent, options, attempt, round_no) for agent in voters))
         method = choose_method(
             len(voters), None if run.config.convergence.voting == "auto" else run.config.convergence.voting
         )
@@ -137,13 +167,16 @@ class ConvergencePhase(Phase):
                 )
         return winner
 
-    async def _ballot(self, run: DebateRun, agent: Agent, options: list[Candidate], attempt: int = 0) -> Ballot:
+    async def _ballot(
+        self, run: DebateRun, agent: Agent, options: list[Candidate], attempt: int = 0, round_no: int = 0
+    ) -> Ballot:
         top = options[0]
         prompt = agent.prompt(
             "vote", run.task, options=options, passed=top.passed, total=top.report.total, **run.context()
         )
+        kind = "vote" if attempt == 0 else f"vote-{attempt + 1}"
         turn = await run.ask(
-            agent, prompt, phase=self.name, round_no=0, kind="vote", needs_reasoning=prompt.style == "chat"
+            agent, prompt, phase=self.name, round_no=round_no, kind=kind, needs_reasoning=prompt.style == "chat"
         )
         order = parse_ranking(prompt.full_reply(turn.content), len(options))
         ranking = [options[i].agent_id for i in order]
@@ -161,8 +194,6 @@ class ConvergencePhase(Phase):
                 }
             )
         )
-        from debatecode.protocol.events import VoteCast
-
         run.bus.emit(VoteCast(run.session_id, agent.id, ranking[0] if ranking else None, [c.agent_id for c in options]))
         return Ballot(voter=agent.id, ranking=ranking, weight=weight)
 
