@@ -254,3 +254,34 @@ async def test_escalation_when_max_rounds_end_without_passing(harness: Harness) 
     assert "Positions:" in escalations[0].summary and "judge" in escalations[0].summary
     assert "## Escalation" in result.report_path.read_text()
     assert [e.phase for e in harness.of(PhaseStarted)].count("critique") == 2
+
+
+async def test_an_agent_whose_model_fails_is_dropped_and_its_subtree_rebalanced(harness: Harness) -> None:
+    base = add_debater()
+
+    def flaky(messages: object, tags: dict[str, str]) -> str:
+        if tags["kind"].startswith("attack-"):
+            from debatecode.errors import ModelUnreachable
+
+            raise ModelUnreachable("the moonshot's server went away", model="scripted/flaky-moonshot")
+        return base(messages, tags)
+
+    model = harness.scripted("steady", [], fn=base)
+    moonshot_model = harness.scripted("flaky-moonshot", [], fn=flaky)
+    config = harness.config(
+        model,
+        agents=3,
+        **{
+            "models": {"moonshot": moonshot_model},
+            "topology.type": "tree",
+            "phases.optimization": False,
+            "phases.adversarial": False,
+        },
+    )
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    assert result.status == "completed", result.error
+    assert "moonshot | medium | dropped from the debate: ModelUnreachable" in result.report_path.read_text()
+    turns = store.turns(result.session.id)
+    assert not any(t.agent_id == "moonshot" and t.phase in ("review", "convergence") for t in turns)
+    assert any(t.agent_id == "moonshot" and t.phase == "proposal" for t in turns), "it took part until it failed"

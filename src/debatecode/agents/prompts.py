@@ -204,6 +204,6 @@ def _completion(kind: str, spec: KindSpec, env: jinja2.Environment, values: dict
         )
     text += " " if text.endswith(":") else ""
     prefix = text.rsplit("\n", 1)[-1]
-    return Prompt(
-        [{"role": "user", "content": text}], "completion", prefix, list(_TEXT_STOP), spec.completion_max_tokens, "text"
-    )
+    # A base model repeats the score label forever; its first line is the score.
+    stop = [*_TEXT_STOP, "\n# Satisfaction"] if kind == "review" else list(_TEXT_STOP)
+    return Prompt([{"role": "user", "content": text}], "completion", prefix, stop, spec.completion_max_tokens, "text")

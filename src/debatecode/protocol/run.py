@@ -192,7 +192,8 @@ class DebateRun:
             self.reused_turns += 1
             return stored
         turn = await self._call(agent, prompt, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code)
-        if needs_reasoning and is_rubber_stamp(turn.content):
+        # A base model cannot follow the nudge (and greedy decoding would repeat itself): only chat replies are re-asked.
+        if needs_reasoning and prompt.style == "chat" and is_rubber_stamp(turn.content):
             rejected = turn.model_copy(update={"key": f"{key}:rubber-stamp", "status": "rejected"})
             await self.record(rejected)
             logger.info("%s's %s reply was a rubber stamp; asking once more", agent.id, kind)
