@@ -23,6 +23,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from debatecode.errors import ConfigError
 from debatecode.hooks.settings import HooksSettings
+from debatecode.memory.settings import MemorySettings, ReflexionSettings
 from debatecode.protocol.settings import (
     AdversarialSettings,
     CheckpointSettings,
@@ -97,6 +98,8 @@ class DebateConfig(BaseSettings):
         validate_default=True,
     )
 
+    strategy: Literal["debate", "reflexion"] = "debate"
+    """``debate``: the full multi-agent protocol. ``reflexion``: one agent per author, no debate: draft, then reflect and retry (``[reflexion]``)."""
     model: str = "local/gemma-3-270m"
     """Model for every agent: any litellm model string, ``local/<name>``, ``scripted/<name>`` or ``scripted:<file.yaml>``."""
     models: dict[str, str] = Field(default_factory=dict)
@@ -135,6 +138,10 @@ class DebateConfig(BaseSettings):
     """The per-session git version history."""
     hooks: HooksSettings = Field(default_factory=HooksSettings)
     """Validations at the debate's hook points and in git hooks."""
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    """Episodic memory and accumulated wisdom (see docs/memory.md)."""
+    reflexion: ReflexionSettings = Field(default_factory=ReflexionSettings)
+    """Reflect on failing tests and retry (see docs/reflexion.md)."""
 
     @classmethod
     def settings_customise_sources(

@@ -29,7 +29,7 @@ def test_audit_trail_then_replay_reproduces_the_session(tmp_path: Path) -> None:
     assert audited.returncode == 0, audited.stderr
     trail = json.loads(audited.stdout)
     assert trail["session"]["id"] == session_id and trail["task"]["text"].startswith("---")
-    assert len(trail["turns"]) == 35
+    assert len(trail["turns"]) == 36
     first = trail["turns"][0]
     for field in ("prompt", "model", "content", "tool_calls", "test_results", "metadata", "prompt_tokens"):
         assert field in first

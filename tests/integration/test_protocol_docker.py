@@ -18,6 +18,7 @@ ALL_PHASES = [
     "dehallucination",
     "self_evolvement",
     "proposal",
+    "reflexion",
     "critique",
     "review",
     "optimization",

@@ -30,6 +30,7 @@ async def test_full_protocol_with_the_shipped_replies(harness: Harness) -> None:
         "dehallucination",
         "self_evolvement",
         "proposal",
+        "reflexion",
         "critique",
         "review",
         "optimization",

@@ -20,16 +20,39 @@ from sqlalchemy import create_engine, inspect
 
 import debatecode.store
 from debatecode.errors import StoreError
+from debatecode.memory.episodes import Episode, Lesson
 from debatecode.protocol.state import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
 from debatecode.store import SessionStore, open_store
 from debatecode.store.models import Base
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+HEAD = "0003"
+
+
+class StoredEpisode(Episode):
+    """An episode row: the record's fields plus its insertion order and its vector."""
+
+    seq: int
+    embedding: bytes
+    embedder: str
+    dim: int
+
+
+class StoredLesson(Lesson):
+    """A lesson row: the record's fields plus its vector."""
+
+    embedding: bytes
+    embedder: str
+    dim: int
+
+
 TABLES: dict[str, type[BaseModel]] = {
     "debate_sessions": SessionRecord,
     "debate_turns": TurnRecord,
     "code_versions": CodeVersionRecord,
     "gate_decisions": GateRecord,
+    "episodes": StoredEpisode,
+    "lessons": StoredLesson,
 }
 
 
@@ -109,11 +132,11 @@ def test_reopening_an_existing_store_is_idempotent(
     record = make_session()
     with open_store(store_url) as first:
         first.create_session(record)
-    assert revision_of(db_path) == ["0002"]
+    assert revision_of(db_path) == [HEAD]
     for _ in range(2):
         with open_store(store_url) as again:
             assert again.get_session(record.id) == record
-    assert revision_of(db_path) == ["0002"]
+    assert revision_of(db_path) == [HEAD]
 
 
 def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
@@ -140,7 +163,7 @@ def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
         opened.close()
     assert errors == []
     assert len(stores) == 6
-    assert revision_of(tmp_path / "race.db") == ["0002"]
+    assert revision_of(tmp_path / "race.db") == [HEAD]
 
 
 def test_a_database_from_a_newer_debatecode_is_refused_with_store_error(store_url: str, db_path: Path) -> None:
@@ -168,7 +191,7 @@ def test_alembic_cli_upgrades_a_database_using_the_repo_ini(
     )
     assert result.returncode == 0, result.stderr
     assert "Running upgrade 0001 -> 0002" in result.stderr
-    assert revision_of(db_path) == ["0002"]
+    assert revision_of(db_path) == [HEAD]
     with sqlite3.connect(db_path) as conn:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert set(TABLES) <= tables

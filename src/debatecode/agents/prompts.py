@@ -23,7 +23,7 @@ from debatecode.llm.parsing import COMPLETION_STOP
 from debatecode.protocol.state import TestReport
 from debatecode.task import Task
 
-__all__ = ["KINDS", "Prompt", "PromptStyle", "render_prompt"]
+__all__ = ["KINDS", "Prompt", "PromptStyle", "render_prompt", "template_variants"]
 
 PromptStyle = Literal["chat", "completion"]
 Output = Literal["code", "text", "calls", "tests", "choice"]
@@ -56,6 +56,9 @@ KINDS: dict[str, KindSpec] = {
     "attack": KindSpec("calls", 96),
     "red": KindSpec("tests", 128),
     "vote": KindSpec("choice", 4),
+    "reflect": KindSpec("text", 120),
+    "retry": KindSpec("code"),
+    "lessons": KindSpec("text", 120),
 }
 
 
@@ -134,7 +137,20 @@ _DEFAULTS: dict[str, Any] = {
     "leader_total": 0,
     "known": [],
     "alternatives": [],
+    "reflections": [],
+    "attempt": 1,
+    "limit": 3,
+    "lessons": [],
 }
+
+
+def template_variants(kind: str) -> list[str]:
+    """The named variants of a prompt kind (``default`` plus ``<kind>-<name>.*.j2`` templates)."""
+    names = {"default"}
+    for template in _environment().list_templates():
+        if template.startswith(f"{kind}-") and template.endswith(".chat.j2"):
+            names.add(template[len(kind) + 1 : -len(".chat.j2")])
+    return sorted(names)
 
 
 def render_prompt(
@@ -144,23 +160,31 @@ def render_prompt(
     role: RoleSpec,
     task: Task,
     n_agents: int = 1,
+    variant: str = "default",
     **context: Any,
 ) -> Prompt:
-    """Render the prompt of ``kind`` (see ``KINDS``) in ``style``.
+    """Render the prompt of ``kind`` (see ``KINDS``) in ``style``, optionally a named template ``variant``.
 
     Raises:
         KeyError: unknown kind.
+        ValueError: unknown variant (the message lists the known ones).
         jinja2.TemplateNotFound: no template for that kind and style.
     """
     spec = KINDS[kind]
+    if variant != "default":
+        if variant not in template_variants(kind):
+            raise ValueError(f"unknown {kind} template {variant!r}; known: {', '.join(template_variants(kind))}")
+        kind_file = f"{kind}-{variant}"
+    else:
+        kind_file = kind
     env = _environment()
     values: dict[str, Any] = {**_DEFAULTS, "task": task, "role": role, "n_agents": n_agents, "output": spec.output}
     values.update(context)
     values.setdefault("failures", _failures(values.get("report")))
     if style == "completion":
-        return _completion(kind, spec, env, values, task)
+        return _completion(kind_file, spec, env, values, task)
     system = env.get_template("system.chat.j2").render(**values).strip()
-    user = env.get_template(f"{kind}.chat.j2").render(**values).strip()
+    user = env.get_template(f"{kind_file}.chat.j2").render(**values).strip()
     return Prompt(
         messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
         style=style,
@@ -206,4 +230,6 @@ def _completion(kind: str, spec: KindSpec, env: jinja2.Environment, values: dict
     prefix = text.rsplit("\n", 1)[-1]
     # A base model repeats the score label forever; its first line is the score.
     stop = [*_TEXT_STOP, "\n# Satisfaction"] if kind == "review" else list(_TEXT_STOP)
+    if kind.startswith("reflect"):
+        stop = [*_TEXT_STOP, "\n# Root cause", "\ndef "]
     return Prompt([{"role": "user", "content": text}], "completion", prefix, stop, spec.completion_max_tokens, "text")

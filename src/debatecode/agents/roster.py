@@ -13,6 +13,8 @@ __all__ = ["build_roster"]
 
 
 def _needed_roles(config: DebateConfig, planning_style: str) -> list[str]:
+    if config.strategy != "debate":
+        return []
     phases = config.phases
     roles: list[str] = []
     if planning_style == "cpde":

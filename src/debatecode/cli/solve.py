@@ -46,6 +46,9 @@ def solve(
     phases: str | None = typer.Option(
         None, "--phases", help="Comma-separated phases to run (the others are off), e.g. proposal,critique,convergence."
     ),
+    strategy: str | None = typer.Option(
+        None, "--strategy", help="debate (default) or reflexion (one agent reflecting on failures)."
+    ),
     topology: str | None = typer.Option(None, "--topology", help="mesh, star, chain or tree."),
     planning: str | None = typer.Option(None, "--planning", help="auto, cpde or dpde."),
     models: str | None = typer.Option(
@@ -70,6 +73,7 @@ def solve(
         "out": out,
         "token_budget": token_budget,
         "topology.type": topology,
+        "strategy": strategy,
         "topology.planning": planning,
     }
     with reporting_errors():

@@ -35,6 +35,8 @@ from debatecode.execution.probes import ProbeRunner
 from debatecode.execution.runner import TestRunner
 from debatecode.hooks import HookRunner
 from debatecode.llm.client import LLMClient
+from debatecode.memory.lessons import learn_lessons, recall_lessons
+from debatecode.memory.reflexion import ReflexionLoop
 from debatecode.protocol.events import (
     CheckpointDecided,
     Escalated,
@@ -103,6 +105,8 @@ class DebateEngine:
         store: SessionStore,
         bus: EventBus | None = None,
         human: HumanInterface | None = None,
+        memory: Any = None,
+        wisdom: Any = None,
     ) -> None:
         if not config.phases.proposal:
             raise ConfigError(
@@ -116,10 +120,12 @@ class DebateEngine:
         self.bus = bus or EventBus()
         self.human = human if config.checkpoints.enabled else None
         self.gates = GateKeeper(config.gates, store)
+        self.memory = memory
+        self.wisdom = wisdom
         self.bus.subscribe(StoreRecorder(store), critical=True)
 
     def plan(self) -> ProtocolPlan:
-        return code_debate_plan(self.config.phases)
+        return code_debate_plan(self.config)
 
     async def solve(self, task: Task, *, session_id: str | None = None) -> DebateResult:
         """Start a new session on ``task`` and run it to the end.
@@ -173,11 +179,38 @@ class DebateEngine:
         except VersionControlError as exc:
             self.store.update_session(session.id, status="failed", error=f"VersionControlError: {exc}")
             raise
+        opened = await asyncio.to_thread(self._open_memory)
         try:
             run = self._build_run(session, task, worktree, resumed)
+            if self.config.reflexion.enabled or self.config.strategy == "reflexion":
+                run.extras["reflexion"] = ReflexionLoop(run, self.config.reflexion, self.memory)
             return await self._drive(run, started, prior_tokens, resumed)
         finally:
             versions.close()
+            for store in opened:
+                await asyncio.to_thread(store.close)
+            if opened:
+                self.memory = self.wisdom = None
+
+    def _open_memory(self) -> list[Any]:
+        """Open episodic memory and the wisdom store (same database) unless injected or switched off.
+
+        Raises:
+            StoreError: the memory tables could not be opened.
+        """
+        opened: list[Any] = []
+        if not self.config.memory.enabled or (self.memory is not None and self.wisdom is not None):
+            return opened
+        from debatecode.memory import EpisodicMemory, WisdomStore, create_embedder
+
+        embedder = create_embedder(self.config.memory.embedder, self.config.memory)
+        if self.memory is None:
+            self.memory = EpisodicMemory(self.config.store_url, self.config.memory, embedder)
+            opened.append(self.memory)
+        if self.wisdom is None and self.config.memory.wisdom:
+            self.wisdom = WisdomStore(self.config.store_url, self.config.memory, embedder)
+            opened.append(self.wisdom)
+        return opened
 
     def _build_run(self, session: SessionRecord, task: Task, worktree: Any, resumed: bool) -> DebateRun:
         stored_turns = self.store.turns(session.id) if resumed else []
@@ -227,12 +260,16 @@ class DebateEngine:
         status: SessionStatus = "completed"
         error: str | None = None
         try:
+            if self.wisdom is not None:
+                run.lessons = await recall_lessons(run, self.wisdom)
             for phase in plan.before:
                 await self._phase(run, phase, 0)
             if plan.loop:
                 await self._loop(run, plan)
             for phase in plan.after:
                 await self._phase(run, phase, 0)
+            if self.wisdom is not None:
+                await learn_lessons(run, self.wisdom)
         except BudgetExceeded as exc:
             status, error = "budget_exceeded", str(exc)
             logger.warning("session %s stopped: %s", session.id, exc)

@@ -92,6 +92,10 @@ class DebateRun:
     stop_reason: str = ""
     escalation: str | None = None
     ended_by_human: bool = False
+    lessons: list[str] = field(default_factory=list)
+    """Accumulated wisdom from earlier sessions, retrieved for this task and shown to every prompt."""
+    reflections: dict[str, list[Any]] = field(default_factory=dict)
+    """Reflexion reflections by agent, oldest first (``memory.reflexion.Reflection``)."""
     feedback: dict[str, str] = field(default_factory=dict)
     """Validation feedback from the hook points, by the agent whose code it is about."""
     dropped: list[dict[str, str]] = field(default_factory=list)
@@ -158,6 +162,7 @@ class DebateRun:
             "plan": self.plan,
             "guidance": self.guidance,
             "feedback": self.feedback.get(agent_id) if agent_id else None,
+            "lessons": self.lessons,
         }
 
     # -- turns ------------------------------------------------------------

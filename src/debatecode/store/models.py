@@ -8,6 +8,12 @@ column for field:
 - ``code_versions`` ← :class:`~debatecode.protocol.state.CodeVersionRecord`
 - ``gate_decisions`` ← :class:`~debatecode.protocol.state.GateRecord`
 
+and two more hold the memory layer's records with their vectors
+(:mod:`debatecode.memory.store` and :mod:`debatecode.memory.wisdom` map them):
+
+- ``episodes`` ← :class:`~debatecode.memory.episodes.Episode`
+- ``lessons`` ← :class:`~debatecode.memory.episodes.Lesson`
+
 The types are dialect-neutral (SQLite by default, PostgreSQL supported): JSON for
 structured fields, string ids, and timezone-aware timestamps that are always stored
 and returned in UTC (SQLite keeps no zone, so a naive value read back is UTC).
@@ -30,6 +36,7 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -43,7 +50,9 @@ from debatecode.protocol.state import CodeVersionRecord, GateRecord, SessionReco
 __all__ = [
     "Base",
     "CodeVersionRow",
+    "EpisodeRow",
     "GateRow",
+    "LessonRow",
     "SessionRow",
     "TurnRow",
     "UTCDateTime",
@@ -204,6 +213,58 @@ class GateRow(Base):
     reason: Mapped[str] = mapped_column(Text)
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime)
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class EpisodeRow(Base):
+    """One Reflexion episode (``Episode``) with its embedding.
+
+    ``seq`` orders episodes by insertion, for FIFO eviction. ``embedding`` holds
+    ``dim`` little-endian float32 values made by the embedder named in
+    ``embedder``; a different embedder or size means the vector is recomputed.
+    No foreign key to ``debate_sessions``: episodes outlive the sessions they
+    came from, and standalone Reflexion runs record no session.
+    """
+
+    __tablename__ = "episodes"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    schema_version: Mapped[int] = mapped_column(Integer)
+    seq: Mapped[int] = mapped_column(Integer, index=True)
+    session_id: Mapped[str] = mapped_column(ID, index=True)
+    turn_id: Mapped[str | None] = mapped_column(ID)
+    agent_id: Mapped[str] = mapped_column(NAME, index=True)
+    task_title: Mapped[str] = mapped_column(Text)
+    task_hash: Mapped[str] = mapped_column(String(128))
+    task_text: Mapped[str] = mapped_column(Text)
+    attempt: Mapped[int] = mapped_column(Integer)
+    code: Mapped[str] = mapped_column(Text)
+    test_results: Mapped[dict[str, Any]] = mapped_column(JSON)
+    failure_analysis: Mapped[str] = mapped_column(Text)
+    reflection: Mapped[str] = mapped_column(Text)
+    root_cause: Mapped[str] = mapped_column(Text)
+    improvement: Mapped[str] = mapped_column(Text)
+    confidence: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+    embedder: Mapped[str] = mapped_column(NAME)
+    dim: Mapped[int] = mapped_column(Integer)
+
+
+class LessonRow(Base):
+    """One lesson of accumulated wisdom (``Lesson``) with its embedding (as ``EpisodeRow``)."""
+
+    __tablename__ = "lessons"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    schema_version: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    source_episode_ids: Mapped[list[str]] = mapped_column(JSON)
+    task_hashes: Mapped[list[str]] = mapped_column(JSON)
+    uses: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+    embedder: Mapped[str] = mapped_column(NAME)
+    dim: Mapped[int] = mapped_column(Integer)
 
 
 # Record field name -> mapped attribute name, where they differ.

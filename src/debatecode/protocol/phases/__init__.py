@@ -20,9 +20,9 @@ from debatecode.protocol.phases.optimization import OptimizationPhase
 from debatecode.protocol.phases.proposal import ProposalPhase
 from debatecode.protocol.phases.review import ReviewPhase
 from debatecode.protocol.phases.self_evolvement import SelfEvolvementPhase
-from debatecode.protocol.settings import PhaseSettings
 
 if TYPE_CHECKING:
+    from debatecode.config import DebateConfig
     from debatecode.protocol.run import DebateRun
 
 __all__ = [
@@ -81,10 +81,16 @@ class ProtocolPlan:
         return [p.name for p in (*self.before, *self.loop, *self.after)]
 
 
-def code_debate_plan(enabled: PhaseSettings) -> ProtocolPlan:
-    """The code-debate protocol with the phases ``enabled`` switches on."""
-    switches = enabled.model_dump()
+def code_debate_plan(config: DebateConfig) -> ProtocolPlan:
+    """The plan of ``config.strategy``: the code debate with the phases ``config.phases`` switches on, or Reflexion alone."""
+    from debatecode.memory.reflexion import ReflexionPhase
+
+    if config.strategy == "reflexion":
+        return ProtocolPlan(before=[ProposalPhase()], after=[ReflexionPhase(), ConvergencePhase()])
+    switches = config.phases.model_dump()
     plan = ProtocolPlan()
+    if config.reflexion.enabled and config.reflexion.in_debate and (switches["critique"] or switches["review"]):
+        plan.loop.append(ReflexionPhase())
     seen_loop = False
     for phase_cls in PHASE_ORDER:
         if not switches.get(phase_cls.name, True):

@@ -1,0 +1,248 @@
+"""Parameter sweeps: the same task set, once per config value, with a table and a plot.
+
+``--set reflexion.max_attempts=1,2,3`` runs every task three times, once per
+value; several ``--set`` options form a grid. Each run is an ordinary,
+stored session. The report gives, per value: the share of tasks whose final
+code passes every test, the mean test pass rate, mean tokens, mean model
+calls and mean wall time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from debatecode.errors import ConfigError
+
+__all__ = ["SweepReport", "SweepRun", "parse_sets", "run_sweep"]
+
+
+def parse_sets(sets: Sequence[str]) -> dict[str, list[Any]]:
+    """``["a.b=1,2", "c=x"]`` → ``{"a.b": [1, 2], "c": ["x"]}`` (values read as YAML scalars).
+
+    Raises:
+        ConfigError: a malformed ``--set``.
+    """
+    grid: dict[str, list[Any]] = {}
+    for item in sets:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not raw.strip():
+            raise ConfigError(f"--set {item!r}: write KEY=V1,V2,... e.g. --set reflexion.max_attempts=1,2,3")
+        values = [yaml.safe_load(value.strip()) for value in raw.split(",") if value.strip()]
+        if key in grid:
+            raise ConfigError(f"--set {key} is given twice; list all its values in one --set")
+        grid[key] = values
+    return grid
+
+
+@dataclass
+class SweepRun:
+    """One task under one combination of values."""
+
+    values: dict[str, Any]
+    task: str
+    repeat: int
+    session_id: str
+    status: str
+    passed: int
+    total: int
+    all_passed: bool
+    tokens: int
+    calls: int
+    seconds: float
+
+
+@dataclass
+class SweepReport:
+    """Every run of a sweep and where its table and plot are."""
+
+    grid: dict[str, list[Any]]
+    runs: list[SweepRun] = field(default_factory=list)
+    command: str = ""
+    markdown_path: Path = Path()
+    plot_path: Path = Path()
+    jsonl_path: Path = Path()
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Per combination: runs, pass rate, mean test pass rate, tokens, calls, seconds."""
+        rows = []
+        for combo in _combinations(self.grid):
+            runs = [r for r in self.runs if r.values == combo]
+            if not runs:
+                continue
+            rows.append(
+                {
+                    "values": combo,
+                    "runs": len(runs),
+                    "pass_rate": sum(r.all_passed for r in runs) / len(runs),
+                    "test_pass_rate": statistics.fmean(r.passed / r.total if r.total else 0.0 for r in runs),
+                    "tokens": statistics.fmean(r.tokens for r in runs),
+                    "calls": statistics.fmean(r.calls for r in runs),
+                    "seconds": statistics.fmean(r.seconds for r in runs),
+                }
+            )
+        return rows
+
+    def table_markdown(self) -> str:
+        keys = list(self.grid)
+        head = "| " + " | ".join(keys) + " | runs | pass rate | test pass rate | tokens | calls | time (s) |"
+        lines = [head, "|" + "---|" * (len(keys) + 6)]
+        for row in self.rows():
+            cells = [str(row["values"][k]) for k in keys]
+            lines.append(
+                "| " + " | ".join(cells) + f" | {row['runs']} | {row['pass_rate']:.2f} | {row['test_pass_rate']:.2f} | "
+                f"{row['tokens']:.0f} | {row['calls']:.1f} | {row['seconds']:.1f} |"
+            )
+        return "\n".join(lines)
+
+
+def _combinations(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    keys = list(grid)
+    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
+
+
+def _slug(values: dict[str, Any]) -> str:
+    return "_".join(f"{k.split('.')[-1]}-{v}" for k, v in values.items()).replace("/", "-") or "default"
+
+
+def run_sweep(
+    tasks: Sequence[Path],
+    grid: dict[str, list[Any]],
+    *,
+    model: str | None = None,
+    sandbox: str | None = None,
+    out: Path = Path("sweep-out"),
+    repeat: int = 1,
+    config_file: Path | None = None,
+    console: Console | None = None,
+) -> SweepReport:
+    """Run every task once per combination of ``grid`` values (``repeat`` times) and write the report.
+
+    Raises:
+        ConfigError: an unknown key or invalid value in the grid (checked before anything runs).
+        TaskError: a task file is missing or malformed (checked before anything runs).
+    """
+    from debatecode._api import build_services, solve_async
+    from debatecode.config import load_config
+    from debatecode.store import open_store
+    from debatecode.task import load_task
+
+    parsed = [load_task(path) for path in tasks]
+    combos = _combinations(grid)
+    base: dict[str, Any] = {"model": model, "sandbox.backend": sandbox, "checkpoints.enabled": False}
+    configs = [load_config(config_file, {**base, **combo}) for combo in combos]  # validates every value up front
+    out.mkdir(parents=True, exist_ok=True)
+    report = SweepReport(grid=grid, command=_command(tasks, grid, model, sandbox, out, repeat))
+    total = len(combos) * len(parsed) * repeat
+    with Progress(
+        TextColumn("[bold]sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=console,
+        transient=False,
+    ) as progress:
+        bar = progress.add_task("", total=total)
+        for combo, config in zip(combos, configs, strict=True):
+            for task, path in zip(parsed, tasks, strict=True):
+                for index in range(repeat):
+                    progress.update(bar, description=f"{_slug(combo)} · {path.stem} · run {index + 1}")
+                    run_config = config.model_copy(update={"out": out / _slug(combo) / f"{path.stem}-{index + 1}"})
+                    started = time.monotonic()
+                    services = build_services(run_config, sandbox_backend=sandbox)
+                    result = asyncio.run(solve_async(task, run_config, services=services))
+                    store = open_store(run_config.store_url)
+                    try:
+                        calls = sum(
+                            1 for t in store.turns(result.session.id) if t.provider not in ("tool", "human", "")
+                        )
+                    finally:
+                        store.close()
+                    report.runs.append(
+                        SweepRun(
+                            values=combo,
+                            task=path.name,
+                            repeat=index + 1,
+                            session_id=result.session.id,
+                            status=result.status,
+                            passed=result.passed,
+                            total=result.total,
+                            all_passed=result.all_passed,
+                            tokens=result.session.prompt_tokens + result.session.completion_tokens,
+                            calls=calls,
+                            seconds=round(time.monotonic() - started, 2),
+                        )
+                    )
+                    progress.advance(bar)
+    _write(report, out)
+    return report
+
+
+def _command(
+    tasks: Sequence[Path], grid: dict[str, list[Any]], model: str | None, sandbox: str | None, out: Path, repeat: int
+) -> str:
+    parts = ["debatecode sweep", *(str(t) for t in tasks)]
+    parts += [f"--set {k}={','.join(str(v) for v in values)}" for k, values in grid.items()]
+    if model:
+        parts.append(f"--model {model}")
+    if sandbox:
+        parts.append(f"--sandbox {sandbox}")
+    if repeat > 1:
+        parts.append(f"--repeat {repeat}")
+    parts.append(f"--out {out}")
+    return " ".join(parts)
+
+
+def _write(report: SweepReport, out: Path) -> None:
+    report.jsonl_path = out / "sweep.jsonl"
+    report.jsonl_path.write_text("".join(json.dumps(asdict(run)) + "\n" for run in report.runs), encoding="utf-8")
+    report.plot_path = out / "sweep.png"
+    _plot(report, report.plot_path)
+    report.markdown_path = out / "sweep.md"
+    report.markdown_path.write_text(
+        "# Sweep\n\n"
+        f"Command: `{report.command}`\n\n"
+        f"{len(report.runs)} runs. Pass rate: share of runs whose final code passes every test.\n\n"
+        f"{report.table_markdown()}\n\n![pass rate, tokens and time per value](sweep.png)\n",
+        encoding="utf-8",
+    )
+
+
+def _plot(report: SweepReport, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = report.rows()
+    labels = [", ".join(f"{k.split('.')[-1]}={v}" for k, v in row["values"].items()) for row in rows]
+    figure, axes = plt.subplots(1, 3, figsize=(max(9, 1.6 * len(rows) * 3), 3.6))
+    panels = (
+        ("pass_rate", "pass rate", "tab:green"),
+        ("tokens", "mean tokens", "tab:blue"),
+        ("seconds", "mean time (s)", "tab:orange"),
+    )
+    for axis, (key, title, colour) in zip(axes, panels, strict=True):
+        values = [row[key] for row in rows]
+        axis.bar(range(len(rows)), values, color=colour)
+        axis.set_xticks(range(len(rows)), labels, rotation=20, ha="right", fontsize=8)
+        axis.set_title(title)
+        if key == "pass_rate":
+            axis.set_ylim(0, 1)
+    figure.suptitle("debatecode sweep: " + ", ".join(report.grid))
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)

@@ -1,0 +1,47 @@
+"""Parameter sweeps: run the same task set once per config value, then tabulate and plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from debatecode.cli.common import console, reporting_errors, setup_logging
+
+__all__ = ["sweep"]
+
+
+def sweep(
+    tasks: list[Path] = typer.Argument(..., help="Task files to run for every value.", show_default=False),
+    sets: list[str] = typer.Option(
+        ...,
+        "--set",
+        help="KEY=V1,V2,... : any config key (dotted for sections) and the values to try. Repeat for a grid.",
+    ),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model for every run (else the config's)."),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="docker, local or auto."),
+    out: Path = typer.Option(
+        Path("sweep-out"), "--out", "-o", help="Folder for sweep.md, sweep.png, sweep.jsonl and each run's outputs."
+    ),
+    repeat: int = typer.Option(
+        1, "--repeat", min=1, help="Runs per task and value (different sessions; useful with sampling)."
+    ),
+    config_file: Path | None = typer.Option(
+        None, "--config", help="Config file (default: ./debatecode.toml if present)."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
+) -> None:
+    """Run TASKS once per value of each --set key (a grid when several), and report pass rate, tokens and time per value.
+
+    Example: debatecode sweep examples/tasks/*.md --set reflexion.max_attempts=1,2,3 --set strategy=reflexion
+    """
+    from debatecode.bench.sweep import parse_sets, run_sweep
+
+    setup_logging(verbose)
+    with reporting_errors():
+        grid = parse_sets(sets)
+        report = run_sweep(
+            tasks, grid, model=model, sandbox=sandbox, out=out, repeat=repeat, config_file=config_file, console=console
+        )
+    console.print(report.table_markdown())
+    console.print(f"table: {report.markdown_path}\nplot: {report.plot_path}\nruns: {report.jsonl_path}")
