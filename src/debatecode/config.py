@@ -71,6 +71,8 @@ class LLMSettings(BaseModel):
     """Sampling temperature for proposals and revisions. Agent 1 always decodes greedily (0.0) for a stable baseline."""
     max_tokens: int = Field(default=1024, ge=16)
     """Upper bound on completion tokens per chat-style call."""
+    seed: int = 0
+    """Added to every agent's sampling seed: change it to draw different samples reproducibly."""
     round_token_budget: int | None = Field(default=None, ge=1)
     """Per-agent allowance of completion tokens per debate round (each once-only phase counts as a round of its own); calls are capped to what is left, and an agent with nothing left sits the round out. None: unlimited."""
     completion_max_tokens: int = Field(default=320, ge=16)

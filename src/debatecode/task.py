@@ -97,6 +97,9 @@ class Task(BaseModel):
     path: str = "<string>"
     text_hash: str = ""
     """sha256 of the task file's text."""
+    code_prompt: str | None = None
+    """Code the solution must continue (imports, helpers, the signature and its docstring), as benchmark
+    prompts such as HumanEval's give it. Completion prompts end with it verbatim; chat prompts show it."""
 
     @property
     def test_names(self) -> list[str]:
@@ -108,7 +111,25 @@ class Task(BaseModel):
     @property
     def header(self) -> str:
         """The function header prompts end with (``def entry_point(`` when no signature is given)."""
-        return self.signature or f"def {self.entry_point}("
+        return self.code_prompt or self.signature or f"def {self.entry_point}("
+
+    def with_prompt_context(self, code: str) -> str:
+        """``code`` with the imports and helpers of ``code_prompt`` it lacks put in front (chat replies often drop them)."""
+        if not self.code_prompt:
+            return code
+        head = self.code_prompt.split(f"def {self.entry_point}(", 1)[0]
+        missing = [line for line in head.splitlines() if line.startswith(("import ", "from ")) and line not in code]
+        helpers = head if "def " in head and any(f"def {name}" not in code for name in _defined(head)) else ""
+        prefix = helpers or "\n".join(missing)
+        return f"{prefix.rstrip()}\n\n\n{code}" if prefix.strip() else code
+
+
+def _defined(code: str) -> list[str]:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
 
 
 def load_task(path: Path | str) -> Task:

@@ -194,7 +194,7 @@ def render_prompt(
 
 def _completion(kind: str, spec: KindSpec, env: jinja2.Environment, values: dict[str, Any], task: Task) -> Prompt:
     header = env.get_template("_header.completion.j2").render(**values).rstrip("\n")
-    header = header + "\n" if task.signature else header
+    header = header + "\n" if task.signature or task.code_prompt else header
     values["header"] = header
     text = env.get_template(f"{kind}.completion.j2").render(**values).rstrip("\n")
     if spec.output == "code":

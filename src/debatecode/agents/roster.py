@@ -61,7 +61,7 @@ def build_roster(config: DebateConfig, planning_style: str, style_of: Callable[[
                 model=model,
                 prompt_style=style_of(model),
                 temperature=0.0 if index == 0 else config.llm.temperature,
-                seed=index + 1,
+                seed=config.llm.seed + index + 1,
             )
         )
     for offset, name in enumerate(_needed_roles(config, planning_style)):
@@ -77,7 +77,7 @@ def build_roster(config: DebateConfig, planning_style: str, style_of: Callable[[
                 model=model,
                 prompt_style=style_of(model),
                 temperature=temperature,
-                seed=101 + offset,
+                seed=config.llm.seed + 101 + offset,
             )
         )
     return agents

@@ -113,8 +113,10 @@ class ReflexionLoop:
 
     def done(self, candidate: Candidate) -> bool:
         """Every test passes, or the share of passing tests reached the confidence threshold."""
-        if candidate.code is None or candidate.report.total == 0:
+        if candidate.code is None:
             return False
+        if candidate.report.total == 0:
+            return True  # nothing to reflect on: the task has no visible tests
         return candidate.report.all_passed or candidate.report.pass_rate >= self.settings.confidence_threshold
 
     async def improve(self, agent: Agent, *, phase: str, round_no: int) -> Candidate:

@@ -250,6 +250,8 @@ class DebateRun:
         code = None
         if want_code:
             code = extract_code(completion.text, entry_point=self.ws.task.entry_point, prompt_prefix=prompt.prefix)
+            if code is not None and prompt.style == "chat":
+                code = self.ws.task.with_prompt_context(code)
         status: TurnStatus = "no_code" if want_code and code is None else "ok"
         return TurnRecord(
             id=uuid.uuid4().hex,

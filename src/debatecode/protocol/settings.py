@@ -113,8 +113,8 @@ class AdversarialSettings(_Section):
 class ConvergenceSettings(_Section):
     """When the debate loop stops and how the final candidate is chosen."""
 
-    voting: Literal["auto", "plurality", "borda", "condorcet", "unanimous", "weighted"] = "auto"
-    """Voting method among candidates tied on tests: ``auto`` picks unanimous below 3 voters, weighted for 3-5, Borda for 6+."""
+    voting: Literal["auto", "plurality", "borda", "condorcet", "unanimous", "weighted", "majority"] = "auto"
+    """Voting method among candidates tied on tests: ``auto`` picks unanimous below 3 voters, weighted for 3-5, Borda for 6+. ``majority`` asks no one: the most frequent code among the tied candidates wins (self-consistency, the ``vote`` baseline)."""
     vote_threshold: float = Field(default=0.66, gt=0.0, le=1.0)
     """Share of the vote at which the debate has converged."""
     patience: int = Field(default=2, ge=1)

@@ -63,8 +63,8 @@ class Candidate:
         return (self.report.passed_in("visible"), self.report.passed_in("exchanged"), self.report.passed_in("red"))
 
     def all_visible_pass(self) -> bool:
-        total = self.report.total_in("visible")
-        return self.code is not None and total > 0 and self.report.passed_in("visible") == total
+        """No visible test fails (vacuously true for a task without visible tests, as HumanEval prompts can be)."""
+        return self.code is not None and self.report.passed_in("visible") == self.report.total_in("visible")
 
 
 @dataclass

