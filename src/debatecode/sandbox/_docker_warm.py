@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Mapping
 
 import docker
@@ -112,8 +113,26 @@ class WarmContainerFactory:
             self._client().api.remove_container(container_id, force=True, v=True)
         except docker.errors.NotFound:
             return
+        except docker.errors.APIError as exc:
+            if exc.status_code == 409 and "in progress" in str(exc):
+                self._wait_until_removed(container_id)
+                return
+            logger.warning("could not remove sandbox container %s: %s", container_id[:12], exc)
         except (SandboxUnavailable, *DOCKER_ERRORS) as exc:
             logger.warning("could not remove sandbox container %s: %s", container_id[:12], exc)
+
+    def _wait_until_removed(self, container_id: str, within_s: float = 10.0) -> None:
+        """Another removal (the container's own ``--rm``, a sweep) is running: wait for it to finish."""
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            try:
+                self._client().api.inspect_container(container_id)
+            except docker.errors.NotFound:
+                return
+            except (SandboxUnavailable, *DOCKER_ERRORS):
+                return
+            time.sleep(0.1)
+        logger.warning("sandbox container %s is still being removed after %.0f s", container_id[:12], within_s)
 
     def _get_attacher(self) -> Attacher:
         if self._attacher is None:
