@@ -12,7 +12,7 @@ from tests.cli.helpers import run_cli
 
 from debatecode.bench.humaneval import completion_of, load_problems, pass_at_k, problem_task
 from debatecode.bench.strategies import STRATEGIES, strategy_config
-from debatecode.bench.suite import HumanEvalRun, run_humaneval
+from debatecode.bench.suite import HumanEvalRun, mcnemar_exact_p, run_humaneval, wilson_interval
 from debatecode.config import load_config
 from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
 
@@ -30,6 +30,16 @@ def test_the_task_shows_the_prompt_and_its_examples_only() -> None:
     assert task.tests == [], "the hidden test is not a visible test"
     dumped = task.model_dump_json()
     assert "def check(candidate)" not in dumped and problem["test"].strip()[:60] not in dumped
+
+
+def test_wilson_interval_and_mcnemar_match_known_values() -> None:
+    low, high = wilson_interval(0, 40)
+    assert low == 0.0 and high == pytest.approx(0.0876, abs=1e-3)
+    low, high = wilson_interval(20, 40)
+    assert (low, high) == (pytest.approx(0.352, abs=1e-3), pytest.approx(0.648, abs=1e-3))
+    assert mcnemar_exact_p(0, 0) == 1.0
+    assert mcnemar_exact_p(6, 0) == pytest.approx(2 / 64)
+    assert mcnemar_exact_p(3, 5) == pytest.approx(0.7265625)
 
 
 def test_pass_at_k_matches_the_closed_form() -> None:
@@ -118,7 +128,8 @@ def test_hidden_tests_never_reach_an_agent_and_runs_resume(tmp_path: Path) -> No
         assert all(r["samples"] == {"n": 2, "passed": 2} for r in vote)
         text = report.read_text()
         for strategy in STRATEGIES:
-            assert f"| {strategy} | 2 | 1.000 |" in text
+            assert f"| {strategy} | 2 | 1.000 | 2/2 |" in text
+        assert "| debate | 2 | 0 | 0 | 1.000 |" in text, "the paired comparison against vote"
         sample = json.loads((tmp_path / "out" / "samples-debate.jsonl").read_text().splitlines()[0])
         assert set(sample) == {"task_id", "completion"}
         assert (tmp_path / "out" / "plot.png").read_bytes()[:4] == b"\x89PNG"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from debatecode.bench.humaneval import completion_of, pass_at_k, problem_task, s
 from debatecode.bench.strategies import strategy_config
 from debatecode.config import DebateConfig
 
-__all__ = ["HumanEvalRun", "run_humaneval", "write_report"]
+__all__ = ["HumanEvalRun", "mcnemar_exact_p", "run_humaneval", "wilson_interval", "write_report"]
 
 
 @dataclass
@@ -175,6 +176,7 @@ def write_report(setup: HumanEvalRun, problems: list[dict[str, Any]]) -> Path:
             "strategy": strategy,
             "problems": len(mine),
             "pass@1": sum(r["passed"] for r in mine) / len(mine),
+            "passed": sum(bool(r["passed"]) for r in mine),
             "tokens": sum(r["tokens"] for r in mine) / len(mine),
             "calls": sum(r["calls"] for r in mine) / len(mine),
             "seconds": sum(r["seconds"] for r in mine) / len(mine),
@@ -189,13 +191,25 @@ def write_report(setup: HumanEvalRun, problems: list[dict[str, Any]]) -> Path:
     _plot(rows, plot)
     report = setup.out / "report.md"
     extra = sorted({k for row in rows for k in row if k.startswith("sample")})
-    header = ["strategy", "problems", "pass@1", "mean tokens", "mean calls", "mean time (s)", *extra]
+    header = [
+        "strategy",
+        "problems",
+        "pass@1",
+        "passed",
+        "95% CI",
+        "mean tokens",
+        "mean calls",
+        "mean time (s)",
+        *extra,
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         cells = [
             row["strategy"],
             str(row["problems"]),
             f"{row['pass@1']:.3f}",
+            f"{row['passed']}/{row['problems']}",
+            "{:.2f}-{:.2f}".format(*wilson_interval(row["passed"], row["problems"])),
             f"{row['tokens']:.0f}",
             f"{row['calls']:.1f}",
             f"{row['seconds']:.1f}",
@@ -209,10 +223,49 @@ def write_report(setup: HumanEvalRun, problems: list[dict[str, Any]]) -> Path:
         f"Model `{settings.model}`; token budget per problem {setup.budget or settings.token_budget}; "
         f"vote samples {setup.samples}; debate authors {setup.agents}; seed {settings.llm.seed}.\n"
         "pass@1: the final answer passes the hidden tests. Sample pass@k (vote): the unbiased estimator over the "
-        "N raw samples.\n\n" + "\n".join(lines) + "\n\n![pass@1 against tokens](plot.png)\n",
+        "N raw samples. 95% CI: Wilson score interval of pass@1.\n\n"
+        + "\n".join(lines)
+        + "\n\n![pass@1 against tokens](plot.png)\n"
+        + _paired_section(records, ids, setup.strategies),
         encoding="utf-8",
     )
     return report
+
+
+def wilson_interval(passed: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a pass rate (sound at 0 and n, unlike the normal approximation)."""
+    if n == 0:
+        return (0.0, 1.0)
+    rate = passed / n
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mcnemar_exact_p(wins: int, losses: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs (binomial, p = 1/2)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def _paired_section(records: list[dict[str, Any]], ids: set[str], strategies: Sequence[str]) -> str:
+    """Each strategy against ``vote`` on the problems both finished: the paired test "Debate or Vote" asks for."""
+    if "vote" not in strategies:
+        return ""
+    by = {(r["strategy"], r["task_id"]): bool(r["passed"]) for r in records if r["task_id"] in ids}
+    lines = ["| strategy | paired problems | passes where vote fails | fails where vote passes | exact McNemar p |"]
+    lines.append("|---|---|---|---|---|")
+    for strategy in strategies:
+        if strategy == "vote":
+            continue
+        shared = [t for t in sorted(ids) if (strategy, t) in by and ("vote", t) in by]
+        wins = sum(by[(strategy, t)] and not by[("vote", t)] for t in shared)
+        losses = sum(by[("vote", t)] and not by[(strategy, t)] for t in shared)
+        lines.append(f"| {strategy} | {len(shared)} | {wins} | {losses} | {mcnemar_exact_p(wins, losses):.3f} |")
+    return "\n## Paired against the vote baseline\n\n" + "\n".join(lines) + "\n"
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:
