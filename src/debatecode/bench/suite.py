@@ -275,12 +275,16 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(6, 4))
+    highest = 0.1
     for row in rows:
-        axis.scatter(row["tokens"], row["pass@1"], s=60)
-        axis.annotate(row["strategy"], (row["tokens"], row["pass@1"]), textcoords="offset points", xytext=(6, 4))
+        low, high = wilson_interval(row["passed"], row["problems"])
+        highest = max(highest, high)
+        error = [[row["pass@1"] - low], [high - row["pass@1"]]]
+        axis.errorbar(row["tokens"], row["pass@1"], yerr=error, fmt="o", markersize=7, capsize=4)
+        axis.annotate(row["strategy"], (row["tokens"], row["pass@1"]), textcoords="offset points", xytext=(8, 4))
     axis.set_xlabel("mean tokens per problem")
-    axis.set_ylabel("pass@1 (hidden tests)")
-    axis.set_ylim(0, max(0.1, *(row["pass@1"] for row in rows)) * 1.2 if rows else 1)
+    axis.set_ylabel("pass@1 (hidden tests), 95% Wilson interval")
+    axis.set_ylim(0, min(1.0, highest * 1.1))
     axis.set_title("HumanEval: pass@1 against tokens")
     axis.grid(True, alpha=0.3)
     figure.tight_layout()
