@@ -8,9 +8,9 @@ imported on first use, so importing this package (or its settings) is cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from debatecode._lazy import lazy_exports
 from debatecode.hooks.settings import GitHookSettings, HookPointSettings, HooksSettings, ValidationThresholds
 
 if TYPE_CHECKING:
@@ -43,14 +43,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), __all__)
