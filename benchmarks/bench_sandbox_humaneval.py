@@ -150,7 +150,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 async def latencies(jobs: list[CheckJob]) -> dict[str, list[float]]:
     """Wall time per job, one job at a time: fresh container, warm pool, local."""
-    exec_jobs = [check_exec_job(job, LIMITS) for job in jobs]
+    exec_jobs = [check_exec_job(job, LIMITS)[0] for job in jobs]
     out: dict[str, list[float]] = {"docker, cold container": [], "docker, warm pool": [], "local": []}
     docker_sandbox = DockerSandbox(SandboxSettings(pool_size=1, sweep_on_start=False))
     local = LocalSandbox()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from tests.support.dummy_sandbox import DummySandbox
 
 from debatecode.sandbox.base import ExecResult, Limits
 from debatecode.sandbox.checks import CheckJob, check_exec_job, check_result, run_checks
+from debatecode.sandbox.verdict import MARK
 
 CODE = "def add(a, b):\n    return a + b\n"
 TESTS = (
@@ -61,26 +64,28 @@ async def test_code_that_does_not_load_is_one_error_with_the_traceback() -> None
     assert "SyntaxError" in result.tests[0].message
 
 
-async def test_output_truncation_is_flagged_per_job() -> None:
+async def test_output_of_the_code_goes_to_stderr_and_truncation_is_flagged() -> None:
     code = "print('x' * 10000)\ndef f():\n    return 1\n"
     (result,) = await run_checks(
         DummySandbox(),
         [CheckJob(code=code, tests="def test_f():\n    assert f() == 1\n")],
         limits=Limits(output_bytes=1024),
     )
-    assert result.passed and result.stdout_truncated and result.truncated and not result.stderr_truncated
+    assert result.passed and result.stderr_truncated and result.truncated and not result.stdout_truncated
+
+
+def verdict_lines(nonce: str, *records: dict[str, object]) -> str:
+    return "\n".join(f"{MARK} {nonce} {json.dumps(record)}" for record in records)
 
 
 def test_a_test_running_when_the_job_timed_out_is_timeout_and_the_rest_too() -> None:
     job = CheckJob(code=CODE, tests=TESTS)
-    lines = [
-        repr({"event": "collected", "tests": ["test_a", "test_b", "test_c"]}),
-        repr({"event": "start", "name": "test_a"}),
-        repr({"name": "test_a", "outcome": "passed", "duration_s": 0.01, "message": ""}),
-        repr({"event": "start", "name": "test_b"}),
-    ]
-    exec_result = ExecResult(status="timeout", exit_code=None, files={".dc_results.jsonl": "\n".join(lines)})
-    result = check_result(job, exec_result)
+    stdout = verdict_lines(
+        "n1",
+        {"event": "collected", "tests": ["test_a", "test_b", "test_c"]},
+        {"event": "result", "name": "test_a", "outcome": "passed", "duration_s": 0.01, "message": ""},
+    )
+    result = check_result(job, ExecResult(status="timeout", exit_code=None, stdout=stdout), "n1")
     assert [(t.name, t.outcome) for t in result.tests] == [
         ("test_a", "passed"),
         ("test_b", "timeout"),
@@ -92,35 +97,46 @@ def test_a_test_running_when_the_job_timed_out_is_timeout_and_the_rest_too() -> 
 
 
 def test_oom_without_any_report_is_one_error_naming_memory() -> None:
-    result = check_result(CheckJob(code=CODE, tests=TESTS), ExecResult(status="oom", exit_code=None))
+    result = check_result(CheckJob(code=CODE, tests=TESTS), ExecResult(status="oom", exit_code=None), "n")
     assert [(t.name, t.outcome) for t in result.tests] == [("<load>", "error")]
     assert "memory" in result.tests[0].message
 
 
-def test_garbage_result_lines_are_ignored() -> None:
-    text = "not a literal\n__import__('os').system('x')\n" + repr({"event": "collected", "tests": ["t"]})
-    result = check_result(
-        CheckJob(code=CODE, tests=TESTS), ExecResult(status="error", exit_code=1, files={".dc_results.jsonl": text})
+def test_lines_without_the_nonce_and_garbage_are_ignored() -> None:
+    passed = {"event": "result", "name": "t", "outcome": "passed", "duration_s": 0.0, "message": ""}
+    stdout = "\n".join(
+        [
+            "not a record",
+            f"{MARK} n1 " + "[" * 50000,
+            f"{MARK} n1 " + "x" * 100000,
+            f"{MARK} n1 " + json.dumps({"event": "result", "name": "t", "outcome": "passed", "duration_s": "abc"}),
+            verdict_lines("forged", {"event": "collected", "tests": ["t"]}, passed, {"event": "done"}),
+            verdict_lines("n1", {"event": "collected", "tests": ["t"]}),
+        ]
     )
+    result = check_result(CheckJob(code=CODE, tests=TESTS), ExecResult(status="ok", exit_code=0, stdout=stdout), "n1")
     assert [(t.name, t.outcome) for t in result.tests] == [("t", "error")]
+    assert not result.passed
+    assert "without this job's nonce" in result.stderr and "not valid JSON" in result.stderr
+    assert "dropped a verdict line of" in result.stderr and "malformed result record" in result.stderr
+
+
+def test_every_test_passed_but_no_done_line_is_not_a_pass() -> None:
+    passed = {"event": "result", "name": "t", "outcome": "passed", "duration_s": 0.0, "message": ""}
+    stdout = verdict_lines("n1", {"event": "collected", "tests": ["t"]}, passed)
+    result = check_result(CheckJob(code=CODE, tests=TESTS), ExecResult(status="ok", exit_code=0, stdout=stdout), "n1")
+    assert not result.passed and result.status == "error"
 
 
 @pytest.mark.parametrize("per_test", [None, 2.5])
 def test_exec_job_layout(per_test: float | None) -> None:
     job = CheckJob(code=CODE, tests=TESTS, entry_point="add", test_timeout_s=per_test)
-    exec_job = check_exec_job(job, Limits(timeout_s=9))
-    assert set(exec_job.files) == {"solution.py", "test_solution.py", "_dc_check.py"}
-    assert exec_job.argv == [
-        "python3",
-        "_dc_check.py",
-        "solution.py",
-        "test_solution.py",
-        ".dc_results.jsonl",
-        f"{per_test or 9:g}",
-        "add",
-    ]
-    assert exec_job.collect == [".dc_results.jsonl"] and exec_job.limits.timeout_s == 9
-    harness_imports = [
-        line for line in exec_job.files["_dc_check.py"].splitlines() if line.startswith(("import", "from"))
-    ]
-    assert not any("json" in line or "debatecode" in line or "typing" in line for line in harness_imports)
+    exec_job, nonce = check_exec_job(job, Limits(timeout_s=9))
+    assert set(exec_job.files) == {"solution.py", "test_solution.py", "_dc_check.py", ".dc_plan.json", ".dc_nonce"}
+    assert exec_job.argv == ["python3", "-I", "-S", "-B", "_dc_check.py", ".dc_plan.json"]
+    plan = json.loads(exec_job.files[".dc_plan.json"])
+    assert plan["mode"] == "light" and plan["entry_point"] == "add" and plan["test_timeout_s"] == (per_test or 9)
+    assert exec_job.files[".dc_nonce"] == nonce and len(nonce) == 32 and nonce not in exec_job.files[".dc_plan.json"]
+    assert exec_job.collect == [] and exec_job.limits.timeout_s == 9
+    _, other = check_exec_job(job, Limits(timeout_s=9))
+    assert other != nonce

@@ -8,15 +8,12 @@ never from a model's say-so.
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass
-from importlib import resources
 
-from debatecode.sandbox.base import ExecJob, Limits, Sandbox
+from debatecode.sandbox.base import Limits, Sandbox
+from debatecode.sandbox.verdict import checker_job, parse_verdict
 
 __all__ = ["ProbeResult", "ProbeRunner", "parse_calls"]
-
-_RESULTS = ".dc_probes.jsonl"
 
 
 @dataclass(frozen=True)
@@ -96,28 +93,21 @@ class ProbeRunner:
         """
         if not calls:
             return []
-        script = resources.files("debatecode.execution").joinpath("probe_script.py").read_text("utf-8")
         timeout = min(self.limits.timeout_s, 10 + self.per_call_s * len(calls))
-        job = ExecJob(
-            files={"solution.py": code, "probe_calls.json": json.dumps(calls), "probe.py": script},
-            argv=["python3", "probe.py"],
+        job, nonce = checker_job(
+            mode="probe",
+            code=code,
+            test_files={},
             limits=self.limits.model_copy(update={"timeout_s": timeout}),
-            collect=[_RESULTS],
-            env={"DC_PROBE_TIMEOUT": f"{self.per_call_s:g}", "PYTHONDONTWRITEBYTECODE": "1"},
+            test_timeout_s=self.per_call_s,
+            calls=calls,
         )
         result = await self.sandbox.run(job)
         found: dict[str, ProbeResult] = {}
-        for line in result.files.get(_RESULTS, "").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict) and record.get("call") in calls:
-                found[record["call"]] = ProbeResult(
-                    call=record["call"],
-                    outcome=str(record.get("outcome", "raises")),
-                    expected=str(record.get("expected", "")),
-                    message=str(record.get("message", "")),
+        for record in parse_verdict(result.stdout, nonce).probes:
+            if record.call in calls:
+                found[record.call] = ProbeResult(
+                    call=record.call, outcome=record.outcome, expected=record.expected, message=record.message
                 )
         return [
             found.get(call, ProbeResult(call, "timeout", "", "the probe run ended before this call")) for call in calls

@@ -6,14 +6,14 @@ say-so, decide which code wins.
 
 from __future__ import annotations
 
-import json
 import logging
 
 from debatecode.config import SandboxSettings
 from debatecode.execution.generated import GeneratedSuite
-from debatecode.execution.testfiles import RESULTS_FILE, build_test_files
+from debatecode.execution.testfiles import SOLUTION_FILE, build_test_files
 from debatecode.protocol.state import TestCaseResult, TestReport
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
+from debatecode.sandbox.verdict import ParsedVerdict, checker_job, parse_verdict
 from debatecode.task import Task
 
 __all__ = ["TestRunner", "job_limits"]
@@ -50,28 +50,17 @@ class TestRunner:
         self.sandbox = sandbox
         self.limits, self.per_test_s = job_limits(task, settings)
 
-    def job(self, code: str, extra: tuple[GeneratedSuite, ...] = ()) -> ExecJob:
+    def job(self, code: str, extra: tuple[GeneratedSuite, ...] = ()) -> tuple[ExecJob, str]:
+        """The checker job for ``code`` (pytest mode) and the nonce its verdict must carry."""
         limits = self.limits
         extra_count = sum(len(suite.names) for suite in extra)
         if extra_count:
             timeout = min(_MAX_JOB_S, limits.timeout_s + self.per_test_s * extra_count)
             limits = limits.model_copy(update={"timeout_s": timeout})
-        return ExecJob(
-            files=build_test_files(self.task, code, extra),
-            argv=[
-                "python3",
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--tb=short",
-                "-o",
-                "console_output_style=classic",
-            ],
-            limits=limits,
-            collect=[RESULTS_FILE],
-            env={"DC_TEST_TIMEOUT": f"{self.per_test_s:g}", "PYTHONDONTWRITEBYTECODE": "1"},
+        files = build_test_files(self.task, code, extra)
+        code_text = files.pop(SOLUTION_FILE)
+        return checker_job(
+            mode="pytest", code=code_text, test_files=files, limits=limits, test_timeout_s=self.per_test_s
         )
 
     async def run(self, code: str, extra: tuple[GeneratedSuite, ...] = ()) -> TestReport:
@@ -80,36 +69,49 @@ class TestRunner:
         Raises:
             SandboxError: the sandbox itself failed (the code's failures are in the report).
         """
-        result = await self.sandbox.run(self.job(code, extra))
-        return self.report(result, extra)
+        job, nonce = self.job(code, extra)
+        result = await self.sandbox.run(job)
+        return self.report(result, nonce, extra)
 
-    def report(self, result: ExecResult, extra: tuple[GeneratedSuite, ...] = ()) -> TestReport:
-        """Per-test outcomes from a finished job; tests that never reported are ``error`` or ``timeout``."""
+    def report(self, result: ExecResult, nonce: str, extra: tuple[GeneratedSuite, ...] = ()) -> TestReport:
+        """Per-test outcomes from the checker's verdict; tests it never reported are ``error`` or ``timeout``.
+
+        Only verdict lines bearing ``nonce`` count: the code's exit code, output and files prove nothing.
+        """
         suites = {suite.filename: suite.suite for suite in extra}
         expected = [(name, "visible") for name in self.task.test_names]
         expected += [(name, suite.suite) for suite in extra for name in suite.names]
-        cases, collection_errors = _parse_results(result.files.get(RESULTS_FILE, ""), suites)
+        verdict = parse_verdict(result.stdout, nonce)
+        cases, collection_errors = _cases(verdict, suites)
         reported = {case.name.split("[")[0] for case in cases}
-        output = (result.stdout + ("\n" + result.stderr if result.stderr else "")).strip()
+        output = result.stderr.strip()
+        if verdict.notes:
+            output += "\n[debatecode] " + "; ".join(verdict.notes)
         if result.status == "timeout":
             missing_outcome, reason = "timeout", "the test run hit its wall-clock limit before this test finished"
         elif result.status == "oom":
             missing_outcome, reason = "error", "the test run was killed for exceeding its memory limit"
         elif collection_errors:
             missing_outcome, reason = "error", collection_errors[0]
+        elif verdict.load_error:
+            missing_outcome, reason = "error", verdict.load_error
         else:
-            missing_outcome, reason = "error", "the test did not run; see the run output: " + output[-500:]
+            problem = verdict.problem or "the checker did not report it"
+            missing_outcome, reason = "error", f"the test did not run ({problem}); see the run output: {output[-500:]}"
         for name, suite_name in expected:
             if name not in reported:
                 cases.append(TestCaseResult(name=name, outcome=missing_outcome, message=reason, suite=suite_name))  # type: ignore[arg-type]
         order = {name: index for index, (name, _) in enumerate(expected)}
         cases.sort(key=lambda case: order.get(case.name.split("[")[0], len(order)))
+        status = result.status
+        if status == "ok" and not (verdict.done and cases and all(case.outcome == "passed" for case in cases)):
+            status = "error"
         return TestReport(
             cases=cases,
             backend=result.backend,
             duration_s=result.duration_s,
-            exit_code=result.exit_code,
-            status=result.status,
+            exit_code=0 if status == "ok" else (result.exit_code if result.exit_code else 1),
+            status=status,
             output=output[-_OUTPUT_TAIL:],
             truncated=result.truncated,
         )
@@ -123,30 +125,20 @@ class TestRunner:
         )
 
 
-def _parse_results(text: str, suites: dict[str, str]) -> tuple[list[TestCaseResult], list[str]]:
+def _cases(verdict: ParsedVerdict, suites: dict[str, str]) -> tuple[list[TestCaseResult], list[str]]:
     cases: list[TestCaseResult] = []
     collection_errors: list[str] = []
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            logger.debug("ignoring malformed result line %r", line[:200])
-            continue
-        if not isinstance(record, dict):
-            continue
-        if record.get("name") == "<collection>":
-            collection_errors.append(str(record.get("message", "")))
-            continue
-        outcome = record.get("outcome")
-        if outcome not in ("passed", "failed", "error", "timeout"):
+    for record in verdict.results:
+        if record.name == "<collection>":
+            collection_errors.append(record.message)
             continue
         cases.append(
             TestCaseResult(
-                name=str(record.get("name", "?")),
-                outcome=outcome,
-                message=str(record.get("message", "")),
-                duration_s=float(record.get("duration_s", 0.0) or 0.0),
-                suite=suites.get(str(record.get("nodeid", "")).split("::")[0], "visible"),
+                name=record.name,
+                outcome=record.outcome,
+                message=record.message,
+                duration_s=record.duration_s,
+                suite=suites.get(record.file, "visible"),
             )
         )
     return cases, collection_errors

@@ -3,42 +3,30 @@
     results = await run_checks(sandbox, [CheckJob(code=..., tests=..., entry_point="add"), ...])
     results[0].passed, results[0].tests[0].outcome, results[0].tests[0].duration_s
 
-Each ``CheckJob`` becomes one sandbox job running the stdlib check harness
-(``check_harness.py``) instead of pytest: tests are pytest-style ``test_*``
-functions, or HumanEval's ``check(candidate)`` with ``entry_point`` set. Jobs
-run through ``Sandbox.run_batch``, so Docker uses its warm pool.
-
-The harness runs in the same process as the code. The sandbox protects the
-host and other jobs from the code; it cannot stop hostile code from faking its
-own test results (as with pytest or HumanEval's harness).
+Each ``CheckJob`` becomes one sandbox job running the two-process checker
+(``_guest/checker.py``) in its light mode: tests are pytest-style ``test_*``
+functions, or HumanEval's ``check(candidate)`` with ``entry_point`` set. The
+tests and the comparisons run in the checker's process; the code under test
+runs in another and answers calls with plain data, so it cannot forge its own
+verdict (``debatecode.sandbox.verdict``). Jobs run through
+``Sandbox.run_batch``, so Docker uses its warm pool.
 """
 
 from __future__ import annotations
 
-import ast
-import functools
 from collections.abc import Sequence
-from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from debatecode.sandbox.base import ExecJob, ExecResult, ExecStatus, Limits, Sandbox
+from debatecode.sandbox.verdict import ParsedVerdict, ResultRecord, checker_job, parse_verdict
 
 __all__ = ["CheckJob", "CheckResult", "TestOutcome", "check_exec_job", "check_result", "run_checks"]
 
 TestOutcomeKind = Literal["passed", "failed", "error", "timeout"]
-CODE_FILE = "solution.py"
 TESTS_FILE = "test_solution.py"
-HARNESS_FILE = "_dc_check.py"
-RESULTS_FILE = ".dc_results.jsonl"
 OUTPUT_TAIL = 4000
-
-
-@functools.cache
-def harness_source() -> str:
-    """The check harness's source text, written into each job."""
-    return resources.files("debatecode.sandbox").joinpath("check_harness.py").read_text(encoding="utf-8")
 
 
 class CheckJob(BaseModel):
@@ -100,86 +88,82 @@ class CheckResult(BaseModel):
         return sum(1 for test in self.tests if test.outcome == outcome)
 
 
-def check_exec_job(job: CheckJob, limits: Limits) -> ExecJob:
-    """The sandbox job that checks ``job`` (its own ``limits`` win over ``limits``)."""
+def check_exec_job(job: CheckJob, limits: Limits) -> tuple[ExecJob, str]:
+    """The sandbox job that checks ``job`` (its own ``limits`` win over ``limits``), and its verdict nonce."""
     job_limits = job.limits or limits
-    test_timeout = f"{job.test_timeout_s or job_limits.timeout_s:g}"
-    argv = ["python3", HARNESS_FILE, CODE_FILE, TESTS_FILE, RESULTS_FILE, test_timeout]
-    return ExecJob(
-        files={CODE_FILE: job.code, TESTS_FILE: job.tests, HARNESS_FILE: harness_source()},
-        argv=[*argv, job.entry_point] if job.entry_point else argv,
+    return checker_job(
+        mode="light",
+        code=job.code,
+        test_files={TESTS_FILE: job.tests},
         limits=job_limits,
-        collect=[RESULTS_FILE],
-        env={"PYTHONDONTWRITEBYTECODE": "1"},
+        test_timeout_s=job.test_timeout_s or job_limits.timeout_s,
+        entry_point=job.entry_point,
     )
 
 
-def check_result(job: CheckJob, result: ExecResult) -> CheckResult:
-    """Per-test outcomes from a finished check job; tests that never finished get the job's fate."""
-    collected: list[str] = []
-    finished: dict[str, TestOutcome] = {}
-    running: str | None = None
-    load_error = ""
-    for line in result.files.get(RESULTS_FILE, "").splitlines():
-        try:
-            record = ast.literal_eval(line)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            continue
-        if not isinstance(record, dict):
-            continue
-        event = record.get("event")
-        if event == "collected":
-            collected = [str(name) for name in record.get("tests", [])]
-        elif event == "load_error":
-            load_error = str(record.get("message", ""))
-        elif event == "start":
-            running = str(record.get("name", ""))
-        elif record.get("outcome") in ("passed", "failed", "error", "timeout"):
-            outcome = TestOutcome(
-                name=str(record.get("name", "?")),
-                outcome=record["outcome"],
-                duration_s=float(record.get("duration_s") or 0.0),
-                message=str(record.get("message", ""))[:OUTPUT_TAIL],
-            )
-            finished[outcome.name] = outcome
-            running = None
-    tests = [finished.get(name) or _unfinished(name, result, running == name) for name in collected]
+def check_result(job: CheckJob, result: ExecResult, nonce: str) -> CheckResult:
+    """Per-test outcomes from a finished check job; only the checker's verdict lines count.
+
+    Tests the checker never reported get the job's fate. Nothing the job wrote can raise here.
+    """
+    verdict = parse_verdict(result.stdout, nonce)
+    finished = {record.name: record for record in verdict.results}
+    collected = verdict.collected or []
+    running = _first_unfinished(collected, finished)
+    tests = [
+        _outcome(finished[name]) if name in finished else _unfinished(name, result, verdict, running == name)
+        for name in collected
+    ]
     if not collected:
-        reason = load_error or _fate(result)
+        reason = verdict.load_error or verdict.problem or _fate(result, verdict)
         tests = [
             TestOutcome(name="<load>", outcome="timeout" if result.status == "timeout" else "error", message=reason)
         ]
-    passed = bool(collected) and all(test.outcome == "passed" for test in tests)
+    passed = bool(collected) and verdict.done and all(test.outcome == "passed" for test in tests)
     status: ExecStatus = result.status
     if status == "ok" and not passed:
         status = "error"
+    stderr = result.stderr[-OUTPUT_TAIL:]
+    if verdict.notes:
+        stderr = (stderr + "\n[debatecode] " + "; ".join(verdict.notes)).strip()
     return CheckResult(
         name=job.name,
         status=status,
         passed=passed and result.status == "ok",
         tests=tests,
         duration_s=result.duration_s,
-        stdout=result.stdout[-OUTPUT_TAIL:],
-        stderr=result.stderr[-OUTPUT_TAIL:],
+        stdout="",
+        stderr=stderr,
         stdout_truncated=result.stdout_truncated,
         stderr_truncated=result.stderr_truncated,
         backend=result.backend,
     )
 
 
-def _fate(result: ExecResult) -> str:
+def _outcome(record: ResultRecord) -> TestOutcome:
+    return TestOutcome(
+        name=record.name, outcome=record.outcome, duration_s=record.duration_s, message=record.message[:OUTPUT_TAIL]
+    )
+
+
+def _first_unfinished(collected: list[str], finished: dict[str, ResultRecord]) -> str | None:
+    return next((name for name in collected if name not in finished), None)
+
+
+def _fate(result: ExecResult, verdict: ParsedVerdict) -> str:
     if result.status == "timeout":
         return "the job hit its wall-clock limit"
     if result.status == "oom":
         return "the job was killed for exceeding its memory limit"
-    tail = (result.stderr or result.stdout).strip()[-500:]
-    return f"the job ended (exit code {result.exit_code}) before reporting: {tail}"
+    tail = result.stderr.strip()[-500:]
+    problem = verdict.problem or "the checker reported nothing"
+    return f"{problem} (exit code {result.exit_code}): {tail}"
 
 
-def _unfinished(name: str, result: ExecResult, was_running: bool) -> TestOutcome:
+def _unfinished(name: str, result: ExecResult, verdict: ParsedVerdict, was_running: bool) -> TestOutcome:
     outcome: TestOutcomeKind = "timeout" if result.status == "timeout" else "error"
     prefix = "while this test ran: " if was_running else "before this test ran: "
-    return TestOutcome(name=name, outcome=outcome, message=prefix + _fate(result))
+    return TestOutcome(name=name, outcome=outcome, message=prefix + _fate(result, verdict))
 
 
 async def run_checks(
@@ -195,6 +179,6 @@ async def run_checks(
         SandboxUnavailable, SandboxError: the sandbox itself failed (failing code is a result).
     """
     default = limits or Limits()
-    exec_jobs = [check_exec_job(job, default) for job in jobs]
-    results = await sandbox.run_batch(exec_jobs, concurrency=concurrency)
-    return [check_result(job, result) for job, result in zip(jobs, results, strict=True)]
+    built = [check_exec_job(job, default) for job in jobs]
+    results = await sandbox.run_batch([exec_job for exec_job, _ in built], concurrency=concurrency)
+    return [check_result(job, result, nonce) for job, (_, nonce), result in zip(jobs, built, results, strict=True)]

@@ -1,0 +1,1209 @@
+"""The in-sandbox test checker: it owns the tests and the verdict; the code under test runs apart. Stdlib only.
+
+The host writes this file into the job as ``_dc_check.py`` and runs
+``python3 -I -B _dc_check.py PLAN_FILE``. Two processes take part:
+
+- the **checker** (this process) reads the plan, the nonce and every test file
+  into memory, deletes them from the work dir, runs the tests, compares
+  results, and writes verdict lines to a private copy of its stdout;
+- the **candidate** (a child forked before any test is read, or a fresh
+  interpreter after a crash) imports ``solution.py`` and serves calls over a
+  pair of pipes. It holds no file descriptor of the verdict channel.
+
+What crosses from the candidate is plain data only: None, bool, int, float,
+str, bytes, complex and lists, tuples, dicts, sets and frozensets of them,
+decoded here from JSON into exact built-in types. Subclasses of built-ins are
+refused (a few ``collections`` types and named tuples are converted to their
+base type by value). Any other object stays in the candidate and is reached
+through a ``Remote`` handle; a handle never compares equal to plain data here.
+So ``==``, ``assert`` and the verdict itself always run in this process, on
+values the candidate cannot dress up.
+
+The checker is non-dumpable, so the candidate (same uid, no capabilities)
+cannot read its memory, ptrace it, or open ``/proc/<checker>/fd/*``. Killing or
+stopping the checker only loses the verdict, which the host scores as failure.
+
+Verdict lines: ``@@DC_VERDICT@@ <nonce> <json>`` with events ``collected``,
+``result``, ``probe`` and finally ``done``. Plan modes: ``light`` (``test_*``
+functions and HumanEval's ``check``), ``pytest`` (pytest modules, run by
+pytest inside this process) and ``probe`` (evaluate call expressions).
+"""
+
+import _json
+import builtins
+import os
+import sys
+import time
+
+try:  # the C module: ``signal`` itself would import enum, several ms per job
+    import _signal as signals
+except ImportError:  # pragma: no cover - not CPython
+    import signal as signals
+
+MARK = "@@DC_VERDICT@@"
+LINE_CAP = 8 * 1024 * 1024
+"""Largest message accepted from the candidate, in bytes."""
+OUT_CAP = 64 * 1024
+"""Candidate stdout kept per call."""
+MESSAGE_CAP = 2000
+DEPTH_CAP = 100
+PR_SET_DUMPABLE = 4
+SOLUTION_MODULE = "solution"
+REMOTE_DUNDERS = frozenset(
+    [
+        "__len__",
+        "__iter__",
+        "__next__",
+        "__getitem__",
+        "__setitem__",
+        "__delitem__",
+        "__contains__",
+        "__bool__",
+        "__repr__",
+        "__str__",
+        "__int__",
+        "__float__",
+        "__index__",
+        "__abs__",
+        "__neg__",
+        "__pos__",
+        "__add__",
+        "__radd__",
+        "__sub__",
+        "__rsub__",
+        "__mul__",
+        "__rmul__",
+        "__truediv__",
+        "__rtruediv__",
+        "__floordiv__",
+        "__rfloordiv__",
+        "__mod__",
+        "__rmod__",
+        "__pow__",
+        "__enter__",
+        "__exit__",
+    ]
+)
+
+
+class WireError(Exception):
+    """A value that cannot cross between the processes, or a malformed message."""
+
+
+# JSON through the C accelerator directly: the ``json`` package would import ``re`` (milliseconds per job).
+class _ScanContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name):
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+_SCAN = _json.make_scanner(_ScanContext())
+_QUOTE = _json.encode_basestring_ascii
+
+
+def json_loads(text):
+    """One JSON document (str or bytes); ValueError when it is not exactly one."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "surrogatepass")
+    start = len(text) - len(text.lstrip())
+    try:
+        value, end = _SCAN(text, start)
+    except StopIteration:
+        raise ValueError("no JSON value") from None
+    if text[end:].strip():
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+def json_dumps(value, depth=0):
+    """Compact JSON of None, bool, int, float, str, and lists and str-keyed dicts of them."""
+    if depth > DEPTH_CAP + 10:
+        raise WireError("value nested too deeply")
+    kind = type(value)
+    if kind is str:
+        return _QUOTE(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if value != value:
+            return "NaN"
+        if value in (float("inf"), float("-inf")):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    if kind is list or kind is tuple:
+        return "[" + ",".join(json_dumps(item, depth + 1) for item in value) + "]"
+    if kind is dict:
+        return "{" + ",".join(_QUOTE(str(k)) + ":" + json_dumps(v, depth + 1) for k, v in value.items()) + "}"
+    return _QUOTE(str(value))
+
+
+class TestTimeout(BaseException):
+    """Raised in the checker by SIGALRM. A BaseException, so test code's ``except Exception`` does not swallow it."""
+
+
+class CandidateGone(Exception):
+    """The candidate process died, hung up or broke the protocol."""
+
+
+# --------------------------------------------------------------------------- wire format (both sides)
+
+
+def _plain_base(value):
+    for base in (bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset):
+        if isinstance(value, base):
+            return base
+    return None
+
+
+def encode(value, refer, depth=0):
+    """A JSON-able form of ``value``; objects that are not plain data go through ``refer``."""
+    if depth > DEPTH_CAP:
+        raise WireError("value nested too deeply (or cyclic)")
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str or kind is float:
+        return value
+    if kind is list:
+        return [encode(item, refer, depth + 1) for item in value]
+    if kind is tuple:
+        return {"t": [encode(item, refer, depth + 1) for item in value]}
+    if kind is dict:
+        return {"d": [[encode(k, refer, depth + 1), encode(v, refer, depth + 1)] for k, v in value.items()]}
+    if kind is set or kind is frozenset:
+        return {"s" if kind is set else "fs": [encode(item, refer, depth + 1) for item in value]}
+    if kind is bytes or kind is bytearray:
+        return {"b" if kind is bytes else "ba": bytes(value).decode("latin-1")}
+    if kind is complex:
+        return {"c": [value.real, value.imag]}
+    base = _plain_base(value)
+    if base is dict and kind.__module__ == "collections":  # Counter, OrderedDict, defaultdict: by value
+        return encode(dict(dict.items(value)), refer, depth)
+    if base is tuple and hasattr(kind, "_fields"):  # a named tuple: by value
+        return encode(tuple(tuple.__iter__(value)), refer, depth)
+    if base is not None:
+        raise WireError(
+            f"a {kind.__qualname__} (a subclass of {base.__name__}) cannot be checked: "
+            f"return plain built-in values ({base.__name__}, not a subclass)"
+        )
+    return refer(value)
+
+
+def decode(data, resolve, depth=0):
+    """Exact built-in values from JSON-decoded ``data``; ``{"h": ...}``/``{"cb": ...}`` go through ``resolve``."""
+    if depth > DEPTH_CAP:
+        raise WireError("value nested too deeply")
+    kind = type(data)
+    if data is None or kind is bool or kind is int or kind is float or kind is str:
+        return data
+    if kind is list:
+        return [decode(item, resolve, depth + 1) for item in data]
+    if kind is not dict or len(data) != 1:
+        raise WireError(f"malformed value of type {kind.__name__}")
+    ((tag, body),) = data.items()
+    if tag in ("h", "cb", "n"):
+        return resolve(tag, body)
+    if tag == "b" or tag == "ba":
+        if type(body) is not str:
+            raise WireError("malformed bytes")
+        raw = body.encode("latin-1")
+        return raw if tag == "b" else bytearray(raw)
+    if type(body) is not list:
+        raise WireError(f"malformed {tag!r} value")
+    if tag == "c":
+        if len(body) != 2 or any(type(part) not in (int, float) for part in body):
+            raise WireError("malformed complex")
+        return complex(body[0], body[1])
+    items = [decode(item, resolve, depth + 1) for item in body]
+    try:
+        if tag == "t":
+            return tuple(items)
+        if tag == "s":
+            return set(items)
+        if tag == "fs":
+            return frozenset(items)
+        if tag == "d":
+            if any(type(pair) is not list or len(pair) != 2 for pair in items):
+                raise WireError("malformed dict")
+            return {key: value for key, value in items}
+    except TypeError as exc:
+        raise WireError(f"unhashable key or member: {exc}") from None
+    raise WireError(f"unknown tag {tag!r}")
+
+
+class Channel:
+    """Line-delimited JSON over a pair of pipe fds, with a size cap on what is read."""
+
+    def __init__(self, read_fd, write_fd):
+        self.reader = os.fdopen(read_fd, "rb", buffering=65536)
+        self.write_fd = write_fd
+
+    def close(self):
+        try:
+            self.reader.close()
+            os.close(self.write_fd)
+        except OSError:
+            pass
+
+    def send(self, message):
+        data = (json_dumps(message) + "\n").encode("utf-8", "surrogatepass")
+        view = memoryview(data)
+        while view:
+            written = os.write(self.write_fd, view)
+            view = view[written:]
+
+    def receive(self):
+        line = self.reader.readline(LINE_CAP + 1)
+        if not line:
+            raise CandidateGone("the candidate process exited or closed its pipe")
+        if len(line) > LINE_CAP or not line.endswith(b"\n"):
+            raise CandidateGone(f"the candidate sent a message over {LINE_CAP} bytes")
+        try:
+            message = json_loads(line)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise CandidateGone(f"the candidate sent a malformed message: {type(exc).__name__}") from None
+        if type(message) is not dict:
+            raise CandidateGone("the candidate sent a malformed message")
+        return message
+
+
+def _describe_exception(exc):
+    import traceback  # only on failure: it costs an import
+
+    mro = [[klass.__module__, klass.__qualname__] for klass in type(exc).__mro__]
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        message = str(exc)
+    except BaseException:  # a hostile __str__
+        message = "<unprintable>"
+    return {"mro": mro, "msg": message[:MESSAGE_CAP], "tb": text[-MESSAGE_CAP:]}
+
+
+# --------------------------------------------------------------------------- candidate side
+
+
+class _Capture:
+    """sys.stdout for the code under test during one call: text kept up to OUT_CAP."""
+
+    def __init__(self):
+        self.parts, self.size = [], 0
+
+    def write(self, text):
+        text = str(text)
+        if self.size < OUT_CAP:
+            self.parts.append(text[: OUT_CAP - self.size])
+        self.size += len(text)
+        return len(text)
+
+    def flush(self):
+        return None
+
+    def isatty(self):
+        return False
+
+    def value(self):
+        return "".join(self.parts)
+
+
+class CandidateServer:
+    """Runs in the candidate process: imports the solution and answers the checker's requests."""
+
+    def __init__(self, channel, workdir):
+        self.channel = channel
+        self.workdir = workdir
+        self.module = None
+        self.objects = {}
+        self.next_id = 1
+        self.stubs = {}
+
+    def refer(self, value):
+        stub_id = self.stubs.get(id(value))
+        if stub_id is not None:
+            return {"cb": stub_id}
+        handle = self.next_id
+        self.next_id += 1
+        self.objects[handle] = value
+        if isinstance(value, type) and issubclass(value, BaseException):
+            kind = "exc"
+        elif isinstance(value, type):
+            kind = "class"
+        elif callable(value):
+            kind = "fn"
+        else:
+            kind = "obj"
+        info = {"h": [handle, kind]}
+        if kind == "exc":
+            info["h"].append([[k.__module__, k.__qualname__] for k in value.__mro__])
+        return info
+
+    def resolve(self, tag, body):
+        if tag == "h":
+            if type(body) is not list or not body or body[0] not in self.objects:
+                raise WireError("unknown object handle")
+            return self.objects[body[0]]
+        if tag == "n":
+            return self.target({"n": body})
+        return self.stub(body)
+
+    def stub(self, callback_id):
+        server = self
+
+        def call_checker(*args, **kwargs):
+            server.channel.send(
+                {"cb": callback_id, "a": encode(list(args), server.refer), "k": encode(kwargs, server.refer)}
+            )
+            return server.serve(until_reply=True)
+
+        self.stubs[id(call_checker)] = callback_id
+        self.objects[-callback_id] = call_checker  # keeps id() stable
+        return call_checker
+
+    def target(self, spec):
+        if type(spec) is dict and "n" in spec:
+            if self.module is None:
+                raise WireError("the solution is not loaded")
+            name = spec["n"]
+            if type(name) is not str or name not in self.module.__dict__:
+                raise NameError(f"the code defines no {name!r}")
+            return self.module.__dict__[name]
+        return self.resolve("h", spec.get("h") if type(spec) is dict else None)
+
+    def load(self):
+        module = type(sys)(SOLUTION_MODULE)
+        module.__file__ = os.path.join(self.workdir, SOLUTION_MODULE + ".py")
+        sys.modules[SOLUTION_MODULE] = module
+        with open(module.__file__, encoding="utf-8") as handle:
+            source = handle.read()
+        self.module = module
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
+        names = {}
+        for name, value in list(module.__dict__.items()):
+            if name.startswith("__"):
+                continue
+            if isinstance(value, type(sys)):
+                names[name] = ["module", value.__name__]
+                continue
+            try:
+                names[name] = ["data", encode(value, _refuse)]
+            except WireError:
+                names[name] = ["ref", self.refer(value)]
+        return names
+
+    def handle(self, message):
+        op = message.get("op")
+        if op == "load":
+            return self.load()
+        if op == "call":
+            func = self.target(message.get("t"))
+            args = decode(message.get("a", []), self.resolve)
+            kwargs = decode(message.get("k", {"d": []}), self.resolve)
+            return func(*args, **kwargs)
+        if op == "getattr":
+            return getattr(self.target(message.get("t")), str(message.get("n")))
+        if op == "setattr":
+            return setattr(self.target(message.get("t")), str(message.get("n")), decode(message.get("v"), self.resolve))
+        if op == "dunder":
+            method = str(message.get("m"))
+            if method not in REMOTE_DUNDERS:
+                raise WireError(f"{method} is not served")
+            obj = self.target(message.get("t"))
+            args = decode(message.get("a", []), self.resolve)
+            builtin = {"__len__": len, "__iter__": iter, "__next__": next, "__repr__": repr, "__str__": str}
+            if method in builtin:
+                return builtin[method](obj, *args)
+            if method == "__bool__":
+                return bool(obj)
+            result = getattr(obj, method)(*args)
+            if result is NotImplemented:
+                raise TypeError(f"unsupported operation {method} on {type(obj).__name__}")
+            return result
+        if op == "isinstance":
+            return isinstance(self.target(message.get("o")), self.target(message.get("c")))
+        raise WireError(f"unknown request {op!r}")
+
+    def serve(self, until_reply=False):
+        """Answer requests; with ``until_reply``, return when the checker answers our callback."""
+        while True:
+            message = self.channel.receive()
+            if "ret" in message or "raise" in message:
+                if not until_reply:
+                    raise CandidateGone("unexpected callback answer")
+                if "raise" in message:
+                    raise RuntimeError(f"the checker's callback raised: {str(message['raise'])[:MESSAGE_CAP]}")
+                return decode(message["ret"], self.resolve)
+            saved, capture = sys.stdout, _Capture()
+            sys.stdout = capture
+            try:
+                reply = {"ok": encode(self.handle(message), self.refer)}
+            except BaseException as exc:  # the code's failure is a reply, not our crash
+                sys.stdout = saved
+                reply = {"err": _describe_exception(exc)}
+            finally:
+                sys.stdout = saved
+            reply["out"] = capture.value()
+            self.channel.send(reply)
+
+
+def _refuse(value):
+    raise WireError("not plain data")
+
+
+def candidate_main(read_fd, write_fd, workdir):
+    """Entry of the candidate process once its pipes are on ``read_fd``/``write_fd``."""
+    # Keep the protocol off fds 0 and 1, so stray writes of the code reach stderr, not the checker.
+    read_fd, write_fd = os.dup(read_fd), os.dup(write_fd)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115
+    sys.stdout = sys.__stdout__ = os.fdopen(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace")
+    signals.signal(signals.SIGALRM, signals.SIG_DFL)
+    os.chdir(workdir)
+    add_image_paths(workdir)
+    sys.path.insert(0, workdir)
+    try:
+        CandidateServer(Channel(read_fd, write_fd), workdir).serve()
+    except CandidateGone:
+        pass
+    os._exit(0)
+
+
+# --------------------------------------------------------------------------- checker side
+
+
+class Remote:
+    """A name in the solution module, or an object living in the candidate process."""
+
+    def __init__(self, checker, target, kind="name", generation=0):
+        object.__setattr__(self, "_dc_checker", checker)
+        object.__setattr__(self, "_dc_target", target)
+        object.__setattr__(self, "_dc_kind", kind)
+        object.__setattr__(self, "_dc_generation", generation)
+
+    def _dc_request(self, message):
+        checker = self._dc_checker
+        if self._dc_kind != "name" and self._dc_generation != checker.generation:
+            raise RuntimeError("this object belonged to a candidate process that has since been restarted")
+        message["t"] = self._dc_target
+        return checker.request(message)
+
+    def __call__(self, *args, **kwargs):
+        checker = self._dc_checker
+        return self._dc_request({"op": "call", "a": checker.encode(list(args)), "k": checker.encode(kwargs)})
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._dc_request({"op": "getattr", "n": name})
+
+    def __setattr__(self, name, value):
+        if name.startswith("_"):
+            raise AttributeError(f"cannot set {name} on a candidate object")
+        self._dc_request({"op": "setattr", "n": name, "v": self._dc_checker.encode(value)})
+
+    def __instancecheck__(self, obj):
+        if not isinstance(obj, Remote):
+            return False
+        checker = self._dc_checker
+        return bool(checker.request({"op": "isinstance", "o": obj._dc_target, "c": self._dc_target}) is True)
+
+    def __eq__(self, other):
+        # The candidate's __eq__ is never asked: an object that claims to equal everything would
+        # pass any test comparing two of its results. A candidate object equals only itself.
+        if not isinstance(other, Remote):
+            return NotImplemented
+        return self._dc_target == other._dc_target and self._dc_generation == other._dc_generation
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self):
+        return hash(repr(self._dc_target))
+
+    def _dc_dunder(self, method, *args):
+        return self._dc_request({"op": "dunder", "m": method, "a": self._dc_checker.encode(list(args))})
+
+    def __repr__(self):
+        try:
+            text = self._dc_dunder("__repr__")
+        except BaseException:
+            text = None
+        return text if type(text) is str else f"<candidate object {self._dc_target!r}>"
+
+
+def _add_dunder(method):
+    def forward(self, *args):
+        return self._dc_dunder(method, *args)
+
+    forward.__name__ = method
+    setattr(Remote, method, forward)
+
+
+def _not_ordered(self, other):
+    return NotImplemented  # ordering, like equality, is never the candidate's say: compare plain values
+
+
+for _method in REMOTE_DUNDERS - {"__repr__"}:
+    _add_dunder(_method)
+
+
+def _checked(kind, method):
+    original = getattr(Remote, method)
+
+    def typed(self, *args):
+        value = original(self, *args)
+        if type(value) is not kind:
+            raise TypeError(f"{method} of a candidate object returned {type(value).__name__}, not {kind.__name__}")
+        return value
+
+    typed.__name__ = method
+    setattr(Remote, method, typed)
+
+
+for _method in ("__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(Remote, _method, _not_ordered)
+
+for _kind, _method in ((int, "__len__"), (bool, "__bool__"), (bool, "__contains__"), (str, "__str__"),
+                       (int, "__int__"), (int, "__index__"), (float, "__float__")):  # fmt: skip
+    _checked(_kind, _method)
+
+
+class Checker:
+    """The checker process's view of the candidate: starts it, talks to it, restarts it after a crash."""
+
+    def __init__(self, workdir, source, first_child):
+        self.workdir = workdir
+        self.source = source
+        self.channel, self.pid = first_child
+        self.generation = 1
+        self.alive = True
+        self.loaded = False
+        self.load_error = None
+        self.callbacks = {}
+        self.exceptions = {}
+        self.names = {}
+
+    # -- values
+    def encode(self, value):
+        return encode(value, self.refer)
+
+    def refer(self, value):
+        if isinstance(value, Remote):
+            target = value._dc_target
+            return {"h": target["h"]} if "h" in target else {"n": target["n"]}
+        if callable(value) and not isinstance(value, type):
+            callback_id = len(self.callbacks) + 1
+            self.callbacks[callback_id] = value
+            return {"cb": callback_id}
+        raise WireError(f"a {type(value).__name__} cannot be passed to the code under test")
+
+    def resolve(self, tag, body):
+        if tag == "n":
+            if type(body) is not str:
+                raise WireError("malformed name")
+            return Remote(self, {"n": body})
+        if tag == "cb":
+            if body not in self.callbacks:
+                raise WireError("unknown callback")
+            return self.callbacks[body]
+        if type(body) is not list or len(body) < 2 or type(body[0]) is not int:
+            raise WireError("malformed object handle")
+        if body[1] == "exc" and len(body) > 2:
+            return self.exception_class(body[2])
+        return Remote(self, {"h": [body[0]]}, kind=str(body[1]), generation=self.generation)
+
+    def exception_class(self, mro):
+        """A local exception class standing for a candidate's: built-ins are themselves, others are made here."""
+        if type(mro) is not list or not mro:
+            return RuntimeError
+        base = Exception
+        for entry in mro:
+            if type(entry) is list and len(entry) == 2 and entry[0] == "builtins":
+                found = getattr(builtins, str(entry[1]), None)
+                if isinstance(found, type) and issubclass(found, BaseException):
+                    base = found
+                    break
+        first = mro[0]
+        if type(first) is not list or len(first) != 2 or first[0] == "builtins":
+            return base if issubclass(base, Exception) else RuntimeError
+        if not issubclass(base, Exception):  # SystemExit, KeyboardInterrupt...: never a BaseException here
+            base = RuntimeError
+        key = (str(first[0]), str(first[1]))
+        if key not in self.exceptions:
+            self.exceptions[key] = type(key[1].rpartition(".")[2], (base,), {"__module__": key[0]})
+        return self.exceptions[key]
+
+    # -- process
+    def restart(self):
+        self.kill()
+        self.channel, self.pid = spawn_fresh(self.workdir, self.source)
+        self.generation += 1
+        self.alive = True
+        self.loaded = False
+
+    def kill(self):
+        if self.alive:
+            self.alive = False
+            try:
+                os.killpg(self.pid, 9)
+            except OSError:
+                pass
+            try:
+                os.kill(self.pid, 9)
+            except OSError:
+                pass
+            try:
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+            self.channel.close()
+
+    def ensure_loaded(self):
+        if self.load_error is not None:
+            raise RuntimeError(f"the code under test failed to load: {self.load_error}")
+        if not self.alive:
+            self.restart()
+        if not self.loaded:
+            self.loaded = True
+            try:
+                self.names = self.raw_request({"op": "load"})
+            except TestTimeout:
+                self.load_error = "importing the solution ran past the time limit"
+                raise
+            except BaseException as exc:
+                self.load_error = f"{type(exc).__name__}: {exc}"
+                raise
+
+    def request(self, message):
+        if not self.loaded or not self.alive:
+            if not ACCEPTING_CALLS:
+                raise RuntimeError("the code under test cannot be called while the tests are being loaded")
+            self.ensure_loaded()
+        return self.raw_request(message)
+
+    def raw_request(self, message):
+        try:
+            self.channel.send(message)
+            while True:
+                reply = self.channel.receive()
+                if "cb" in reply:
+                    self.answer_callback(reply)
+                    continue
+                break
+        except BaseException as exc:  # timeout mid-call, broken pipe, a dead candidate: start afresh next time
+            self.kill()
+            if isinstance(exc, CandidateGone | OSError):
+                raise CandidateGone(f"{exc}") from None
+            raise
+        out = reply.get("out")
+        if type(out) is str and out:
+            sys.stdout.write(out[:OUT_CAP])
+        if "ok" in reply:
+            try:
+                return decode(reply["ok"], self.resolve)
+            except WireError as exc:
+                raise CandidateGone(f"the candidate returned a value that is not plain data: {exc}") from None
+        error = reply.get("err")
+        if type(error) is not dict:
+            self.kill()
+            raise CandidateGone("the candidate sent a malformed reply")
+        klass = self.exception_class(error.get("mro"))
+        exc = klass(str(error.get("msg", ""))[:MESSAGE_CAP])
+        exc.candidate_traceback = str(error.get("tb", ""))[-MESSAGE_CAP:]
+        raise exc
+
+    def answer_callback(self, request):
+        function = self.callbacks.get(request.get("cb"))
+        try:
+            if function is None:
+                raise WireError("unknown callback")
+            args = decode(request.get("a", []), self.resolve)
+            kwargs = decode(request.get("k", {"d": []}), self.resolve)
+            answer = {"ret": self.encode(function(*args, **kwargs))}
+        except TestTimeout:
+            raise
+        except Exception as exc:
+            answer = {"raise": f"{type(exc).__name__}: {exc}"[:MESSAGE_CAP]}
+        self.channel.send(answer)
+
+    def resolved(self, name):
+        """The checker-side value for the solution's top-level ``name`` once loaded."""
+        entry = self.names.get(name) if type(self.names) is dict else None
+        if type(entry) is not list or len(entry) != 2:
+            return None
+        kind, value = entry
+        if kind == "data":
+            try:
+                return ("value", decode(value, self.resolve))
+            except WireError:
+                return None
+        if kind == "module" and type(value) is str and value.partition(".")[0] in sys.stdlib_module_names:
+            try:
+                __import__(value)
+                return ("value", sys.modules[value])
+            except ImportError:
+                return None
+        if kind == "ref" and type(value) is dict and type(value.get("h")) is list:
+            handle = value["h"]
+            if len(handle) > 2 and handle[1] == "exc":
+                return ("value", self.exception_class(handle[2]))
+        return None
+
+
+ACCEPTING_CALLS = False
+"""False until every test is in memory and off the disk: no candidate code runs before that."""
+
+
+def install_pipes(read_fd, write_fd):
+    """In a new candidate: its pipes on fds 3 (requests) and 4 (replies), every other fd above 2 closed."""
+    high_read, high_write = os.dup2(read_fd, 200), os.dup2(write_fd, 201)
+    os.dup2(high_read, 3)
+    os.dup2(high_write, 4)
+    os.closerange(5, 1 << 16)
+
+
+def spawn_fresh(workdir, source):
+    """A new candidate in a fresh interpreter (nothing of the checker's memory survives ``exec``)."""
+    to_child_r, to_child_w = os.pipe()
+    from_child_r, from_child_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setpgid(0, 0)
+            install_pipes(to_child_r, from_child_w)
+            flags = ["-I", "-B", "-S"] if sys.flags.no_site else ["-I", "-B"]
+            os.execv(sys.executable, [sys.executable, *flags, "-c", source, "--candidate", workdir])
+        finally:
+            os._exit(127)
+    os.close(to_child_r)
+    os.close(from_child_w)
+    return Channel(from_child_r, to_child_w), pid
+
+
+def fork_early(workdir):
+    """The first candidate: forked before anything secret is read, so its memory holds none of it."""
+    to_child_r, to_child_w = os.pipe()
+    from_child_r, from_child_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setpgid(0, 0)
+            install_pipes(to_child_r, from_child_w)  # closes the verdict fd and everything else
+            candidate_main(3, 4, workdir)
+        finally:
+            os._exit(127)
+    os.close(to_child_r)
+    os.close(from_child_w)
+    return Channel(from_child_r, to_child_w), pid
+
+
+# --------------------------------------------------------------------------- verdict and running tests
+
+
+class Verdict:
+    def __init__(self, fd, nonce):
+        self.fd, self.nonce = fd, nonce
+
+    def write(self, record):
+        line = f"\n{MARK} {self.nonce} {json_dumps(record)}\n"
+        data = line.encode("utf-8", "replace")
+        while data:
+            data = data[os.write(self.fd, data) :]
+
+
+SOURCES = {}
+"""Test file name -> text: the files are gone from disk, tracebacks read them from here."""
+
+
+def short_traceback(exc):
+    import linecache
+    import traceback
+
+    for filename, text in SOURCES.items():
+        linecache.cache.setdefault(filename, (len(text), None, text.splitlines(True), filename))
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    remote = getattr(exc, "candidate_traceback", "")
+    if remote:
+        text += "\nIn the code under test:\n" + remote
+    return text[-MESSAGE_CAP:]
+
+
+def run_with_limit(function, limit_s):
+    def on_alarm(_signum, _frame):
+        raise TestTimeout()
+
+    signals.signal(signals.SIGALRM, on_alarm)
+    signals.setitimer(signals.ITIMER_REAL, limit_s)
+    try:
+        function()
+        return "passed", ""
+    except TestTimeout:
+        return "timeout", f"the test ran longer than its limit of {limit_s:g}s"
+    except AssertionError as exc:
+        return "failed", short_traceback(exc)
+    except BaseException as exc:
+        return "error", short_traceback(exc)
+    finally:
+        signals.setitimer(signals.ITIMER_REAL, 0)
+
+
+def solution_names(source):
+    """Top-level names of the solution, read from its syntax tree (it is never run here).
+
+    ``_ast`` and ``compile(..., PyCF_ONLY_AST)`` rather than ``ast``, whose import costs milliseconds per job.
+    """
+    import _ast
+
+    try:
+        tree = compile(source, "solution.py", "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [], []
+    names, imports = [], []
+    for node in tree.body:
+        if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (_ast.Assign, _ast.AnnAssign, _ast.AugAssign)):
+            targets = node.targets if isinstance(node, _ast.Assign) else [node.target]
+            pending = list(targets)
+            while pending:
+                target = pending.pop()
+                if isinstance(target, _ast.Name):
+                    names.append(target.id)
+                elif isinstance(target, (_ast.Tuple, _ast.List)):
+                    pending.extend(target.elts)
+                elif isinstance(target, _ast.Starred):
+                    pending.append(target.value)
+        elif isinstance(node, _ast.Import):
+            for alias in node.names:
+                imports.append((alias.name, None, alias.asname or alias.name.partition(".")[0]))
+        elif isinstance(node, _ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    imports.append((node.module, alias.name, alias.asname or alias.name))
+    return names, imports
+
+
+def checker_imports(imports):
+    """The solution's imports of standard-library modules, done here for the tests' namespace."""
+    bound = {}
+    for module_name, attribute, bind_as in imports:
+        if module_name.partition(".")[0] not in sys.stdlib_module_names:
+            continue
+        try:
+            __import__(module_name)
+            module = sys.modules[module_name]
+            if attribute is None:
+                bound[bind_as] = (
+                    sys.modules[module_name.partition(".")[0]] if bind_as == module_name.partition(".")[0] else module
+                )
+            elif hasattr(module, attribute):
+                bound[bind_as] = getattr(module, attribute)
+        except Exception:
+            continue
+    return bound
+
+
+class Session:
+    """One checker run: the plan, the candidate, the namespaces to fix up after loading, and the verdict."""
+
+    def __init__(self, plan, verdict, checker, names, imported):
+        self.plan = plan
+        self.verdict = verdict
+        self.checker = checker
+        self.proxy_module = type(sys)(SOLUTION_MODULE)
+        self.proxy_module.__file__ = os.path.join(checker.workdir, SOLUTION_MODULE + ".py")
+        namespace = self.proxy_module.__dict__
+        namespace.update(imported)
+        for name in names:
+            namespace[name] = Remote(checker, {"n": name})
+        namespace["__getattr__"] = self.module_getattr
+        self.namespaces = [namespace]
+        sys.modules[SOLUTION_MODULE] = self.proxy_module
+
+    def module_getattr(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Remote(self.checker, {"n": name})
+
+    def load_candidate(self):
+        """Import the solution in the candidate and put its data values in place of name proxies."""
+        global ACCEPTING_CALLS
+        ACCEPTING_CALLS = True
+        limit = float(self.plan.get("load_timeout_s") or self.plan.get("test_timeout_s") or 10)
+
+        def load():
+            self.checker.ensure_loaded()
+
+        outcome, message = run_with_limit(load, limit)
+        if outcome != "passed":
+            self.checker.load_error = self.checker.load_error or message
+            return message
+        for name in list(self.checker.names):
+            if name not in self.proxy_module.__dict__:
+                self.proxy_module.__dict__[name] = Remote(self.checker, {"n": name})
+        for namespace in self.namespaces:
+            for key, value in list(namespace.items()):
+                if isinstance(value, Remote) and isinstance(value._dc_target, dict) and "n" in value._dc_target:
+                    found = self.checker.resolved(value._dc_target["n"])
+                    if found is not None:
+                        namespace[key] = found[1]
+        return None
+
+    def record(self, name, outcome, duration, message, file=""):
+        self.verdict.write(
+            {"event": "result", "name": name, "file": file, "outcome": outcome,
+             "duration_s": round(duration, 6), "message": message[-MESSAGE_CAP:]}
+        )  # fmt: skip
+
+
+def read_and_hide(path):
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    os.unlink(path)
+    return text
+
+
+def run_light(session, sources):
+    """``test_*`` functions and HumanEval's ``check(entry_point)``, run in this process."""
+    plan = session.plan
+    namespace = dict(session.proxy_module.__dict__)
+    namespace.pop("__getattr__", None)
+    namespace["__name__"] = "test_solution"
+    namespace["__builtins__"] = builtins
+    session.namespaces.append(namespace)
+    tests = []
+    try:
+        for filename, text in sources:
+            SOURCES[filename] = text
+            exec(compile(text, filename, "exec"), namespace)
+        for name, value in list(namespace.items()):
+            if name.startswith("test_") and callable(value) and not isinstance(value, Remote):
+                tests.append((name, value))
+        entry = plan.get("entry_point")
+        check = namespace.get("check")
+        if entry and callable(check) and not isinstance(check, Remote):
+            tests.append(("check", lambda: check(namespace[entry])))
+    except BaseException as exc:
+        session.verdict.write({"event": "load_error", "message": short_traceback(exc)})
+        return
+    load_error = session.load_candidate()
+    if load_error is not None:
+        session.verdict.write({"event": "load_error", "message": f"the code under test failed to load: {load_error}"})
+        return
+    session.verdict.write({"event": "collected", "tests": [name for name, _ in tests]})
+    entry = plan.get("entry_point")
+    if entry and entry not in session.checker.names:
+        namespace[entry] = _missing(entry)
+    limit = float(plan.get("test_timeout_s") or 10)
+    for name, test in tests:
+        started = time.perf_counter()
+        outcome, message = run_with_limit(test, limit)
+        session.record(name, outcome, time.perf_counter() - started, message)
+
+
+def _missing(entry):
+    def missing(*_args, **_kwargs):
+        raise NameError(f"the code defines no {entry!r}")
+
+    return missing
+
+
+def run_probes(session, calls):
+    """Evaluate each call expression with the solution's names; report the value's repr as seen here."""
+    load_error = session.load_candidate()
+    namespace = dict(session.proxy_module.__dict__)
+    namespace.pop("__getattr__", None)
+    namespace["__builtins__"] = builtins
+    limit = float(session.plan.get("test_timeout_s") or 2)
+    for call in calls:
+        record = {"event": "probe", "call": call}
+        if load_error is not None:
+            record.update(outcome="raises", expected="ImportError", message=load_error[:500])
+            session.verdict.write(record)
+            continue
+        box = {}
+
+        def evaluate(call=call, box=box):
+            box["value"] = eval(call, dict(namespace))
+
+        signals.signal(signals.SIGALRM, lambda *_: (_ for _ in ()).throw(TestTimeout()))
+        signals.setitimer(signals.ITIMER_REAL, limit)
+        try:
+            evaluate()
+            record.update(outcome="value", expected=repr(box["value"])[:MESSAGE_CAP])
+        except TestTimeout:
+            record.update(outcome="timeout", expected="", message=f"call exceeded {limit:g}s")
+        except BaseException as exc:
+            record.update(outcome="raises", expected=type(exc).__name__, message=str(exc)[:500])
+        finally:
+            signals.setitimer(signals.ITIMER_REAL, 0)
+        session.verdict.write(record)
+
+
+def run_pytest(run, files):
+    """pytest modules, collected and run by pytest in this process (no conftest, no plugins from the work dir)."""
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ.pop("PYTEST_ADDOPTS", None)
+    os.environ.pop("PYTEST_PLUGINS", None)
+    import pytest
+
+    plan = run.plan
+    limit = float(plan.get("test_timeout_s") or 10)
+    workdir = run.checker.workdir
+
+    class VerdictPlugin:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_collection_finish(self, session):
+            import linecache
+
+            for path in files:
+                full = os.path.join(workdir, path)
+                try:
+                    text = read_and_hide(full)
+                except OSError:
+                    continue
+                linecache.cache[full] = (len(text), None, text.splitlines(True), full)
+            sys.path[:] = [entry for entry in sys.path if entry and not os.path.abspath(entry).startswith(workdir)]
+            sys.path_importer_cache.clear()
+            for module in list(sys.modules.values()):
+                module_file = getattr(module, "__file__", None) or ""
+                if module_file.startswith(workdir) and module is not run.proxy_module:
+                    run.namespaces.append(module.__dict__)
+            run.verdict.write(
+                {"event": "collected", "tests": [item.location[2] for item in session.items],
+                 "files": [item.nodeid.split("::")[0] for item in session.items]}
+            )  # fmt: skip
+            load_error = run.load_candidate()
+            if load_error is not None:
+                run.verdict.write(
+                    {"event": "load_error", "message": f"the code under test failed to load: {load_error}"}
+                )
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_call(self, item):
+            def on_alarm(_signum, _frame):
+                raise TestTimeout()
+
+            previous = signals.signal(signals.SIGALRM, on_alarm)
+            signals.setitimer(signals.ITIMER_REAL, limit)
+            try:
+                yield
+            finally:
+                signals.setitimer(signals.ITIMER_REAL, 0)
+                signals.signal(signals.SIGALRM, previous)
+
+        def pytest_runtest_logreport(self, report):
+            if report.when == "call" or (report.when == "setup" and not report.passed):
+                if report.passed:
+                    outcome = "passed"
+                elif report.when == "setup" or report.skipped:
+                    outcome = "error"
+                elif "TestTimeout" in report.longreprtext:
+                    outcome = "timeout"
+                elif "AssertionError" in report.longreprtext or report.longreprtext.lstrip().startswith("E"):
+                    outcome = "failed" if _is_assertion(report) else "error"
+                else:
+                    outcome = "error"
+                message = "" if report.passed else (report.longreprtext or "skipped")[-MESSAGE_CAP:]
+                name = report.location[2] if report.location else report.nodeid
+                run.record(name, outcome, report.duration, message, report.nodeid.split("::")[0])
+
+        def pytest_collectreport(self, report):
+            if report.failed:
+                run.verdict.write(
+                    {"event": "result", "name": "<collection>", "file": report.nodeid, "outcome": "error",
+                     "duration_s": 0.0, "message": report.longreprtext[-MESSAGE_CAP:]}
+                )  # fmt: skip
+
+    sys.modules[SOLUTION_MODULE] = run.proxy_module
+    args = [
+        *files,
+        "-q",
+        "-p", "no:cacheprovider",
+        "--noconftest",
+        "--import-mode=importlib",
+        "-c", os.devnull,
+        "--rootdir", workdir,
+        "--tb=short",
+        "-o", "console_output_style=classic",
+    ]  # fmt: skip
+    pytest.main(args, plugins=[VerdictPlugin()])
+
+
+def _is_assertion(report):
+    excinfo = getattr(report, "longrepr", None)
+    crash = getattr(getattr(excinfo, "reprcrash", None), "message", "") or ""
+    return crash.startswith("AssertionError") or crash.startswith("assert ")
+
+
+def add_image_paths(workdir):
+    """``-I`` ignores PYTHONPATH; the image's (set by the host, never by the code) is added back, after the stdlib."""
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        full = os.path.abspath(entry) if entry else ""
+        if full and full not in sys.path and not (full + os.sep).startswith(workdir + os.sep):
+            sys.path.append(full)
+
+
+def harden():
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+def main(argv):
+    """``_dc_check.py PLAN_FILE``: the plan names the mode, the test files and the limits."""
+    workdir = os.getcwd()
+    add_image_paths(workdir)
+    harden()
+    with open(os.path.abspath(__file__), encoding="utf-8") as handle:
+        source = handle.read()
+    with open(os.path.join(workdir, SOLUTION_MODULE + ".py"), encoding="utf-8", errors="replace") as handle:
+        names, imports = solution_names(handle.read())
+    imported = checker_imports(imports)  # before the fork, so the candidate inherits them instead of importing again
+    first_child = fork_early(workdir)
+    # From here on the candidate exists but waits for "load"; nothing secret was in memory when it forked.
+    verdict_fd = os.dup(1)
+    os.dup2(2, 1)  # anything printed here (pytest's report, test prints) goes to stderr, never to the verdict
+    plan = json_loads(read_and_hide(argv[0]))
+    nonce = read_and_hide(plan["nonce_file"]).strip()
+    verdict = Verdict(verdict_fd, nonce)
+    checker = Checker(workdir, source, first_child)
+    session = Session(plan, verdict, checker, names, imported)
+    mode = plan.get("mode")
+    try:
+        if mode == "pytest":
+            run_pytest(session, list(plan.get("files") or []))
+        elif mode == "probe":
+            calls = json_loads(read_and_hide(plan["calls_file"]))
+            run_probes(session, [str(call) for call in calls])
+        else:
+            sources = [(name, read_and_hide(name)) for name in plan.get("files") or []]
+            run_light(session, sources)
+    except BaseException as exc:
+        verdict.write({"event": "checker_error", "message": short_traceback(exc)})
+    finally:
+        checker.kill()
+    verdict.write({"event": "done"})
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--candidate"]:
+        candidate_main(3, 4, sys.argv[2])
+    sys.exit(main(sys.argv[1:]))
