@@ -162,8 +162,8 @@ def parse_runner_output(text: str) -> dict[str, Any]:
     line = text[position + len(MARKER) :].split("\n", 1)[0]
     try:
         data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise RunnerProtocolError(f"the runner's result line is not valid JSON: {exc}") from exc
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise RunnerProtocolError(f"the runner's result line is not valid JSON: {exc!r:.200}") from exc
     if not isinstance(data, dict):
         raise RunnerProtocolError("the runner's result line is not a JSON object")
     if "internal_error" in data:

@@ -29,6 +29,8 @@ functions and HumanEval's ``check``), ``pytest`` (pytest modules, run by
 pytest inside this process) and ``probe`` (evaluate call expressions).
 """
 
+from __future__ import annotations
+
 import _json
 import builtins
 import os
@@ -39,6 +41,22 @@ try:  # the C module: ``signal`` itself would import enum, several ms per job
     import _signal as signals
 except ImportError:  # pragma: no cover - not CPython
     import signal as signals
+
+# Annotations only: ``typing`` is never imported when the checker runs (mypy treats this name as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Generator
+    from types import ModuleType
+    from typing import Any, NoReturn, TypeAlias
+
+    import pytest
+
+    Refer: TypeAlias = Callable[[Any], Any]
+    """Turns an object that is not plain data into its wire form (a handle or a callback id)."""
+    Resolve: TypeAlias = Callable[[str, Any], Any]
+    """Turns a handle, callback or name tag and its body back into an object."""
+    Import: TypeAlias = tuple[str, str | None, str]
+    """(module, attribute or None for ``import module``, the name it is bound to)."""
 
 MARK = "@@DC_VERDICT@@"
 LINE_CAP = 8 * 1024 * 1024
@@ -99,15 +117,15 @@ class _ScanContext:
     parse_int = int
 
     @staticmethod
-    def parse_constant(name):
+    def parse_constant(name: str) -> float:
         return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
 
 
-_SCAN = _json.make_scanner(_ScanContext())
+_SCAN = _json.make_scanner(_ScanContext())  # type: ignore[arg-type]  # any object with these attributes
 _QUOTE = _json.encode_basestring_ascii
 
 
-def json_loads(text):
+def json_loads(text: str | bytes) -> Any:
     """One JSON document (str or bytes); ValueError when it is not exactly one."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "surrogatepass")
@@ -121,7 +139,7 @@ def json_loads(text):
     return value
 
 
-def json_dumps(value, depth=0):
+def json_dumps(value: Any, depth: int = 0) -> str:
     """Compact JSON of None, bool, int, float, str, and lists and str-keyed dicts of them."""
     if depth > DEPTH_CAP + 10:
         raise WireError("value nested too deeply")
@@ -160,14 +178,14 @@ class CandidateGone(Exception):
 # --------------------------------------------------------------------------- wire format (both sides)
 
 
-def _plain_base(value):
+def _plain_base(value: object) -> type | None:
     for base in (bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset):
         if isinstance(value, base):
             return base
     return None
 
 
-def encode(value, refer, depth=0):
+def encode(value: Any, refer: Refer, depth: int = 0) -> Any:
     """A JSON-able form of ``value``; objects that are not plain data go through ``refer``."""
     if depth > DEPTH_CAP:
         raise WireError("value nested too deeply (or cyclic)")
@@ -199,7 +217,7 @@ def encode(value, refer, depth=0):
     return refer(value)
 
 
-def decode(data, resolve, depth=0):
+def decode(data: Any, resolve: Resolve, depth: int = 0) -> Any:
     """Exact built-in values from JSON-decoded ``data``; ``{"h": ...}``/``{"cb": ...}`` go through ``resolve``."""
     if depth > DEPTH_CAP:
         raise WireError("value nested too deeply")
@@ -244,25 +262,25 @@ def decode(data, resolve, depth=0):
 class Channel:
     """Line-delimited JSON over a pair of pipe fds, with a size cap on what is read."""
 
-    def __init__(self, read_fd, write_fd):
+    def __init__(self, read_fd: int, write_fd: int) -> None:
         self.reader = os.fdopen(read_fd, "rb", buffering=65536)
         self.write_fd = write_fd
 
-    def close(self):
+    def close(self) -> None:
         try:
             self.reader.close()
             os.close(self.write_fd)
         except OSError:
             pass
 
-    def send(self, message):
+    def send(self, message: dict[str, Any]) -> None:
         data = (json_dumps(message) + "\n").encode("utf-8", "surrogatepass")
         view = memoryview(data)
         while view:
             written = os.write(self.write_fd, view)
             view = view[written:]
 
-    def receive(self):
+    def receive(self) -> dict[str, Any]:
         line = self.reader.readline(LINE_CAP + 1)
         if not line:
             raise CandidateGone("the candidate process exited or closed its pipe")
@@ -277,7 +295,7 @@ class Channel:
         return message
 
 
-def _describe_exception(exc):
+def _describe_exception(exc: BaseException) -> dict[str, Any]:
     import traceback  # only on failure: it costs an import
 
     mro = [[klass.__module__, klass.__qualname__] for klass in type(exc).__mro__]
@@ -295,44 +313,51 @@ def _describe_exception(exc):
 class _Capture:
     """sys.stdout for the code under test during one call: text kept up to OUT_CAP."""
 
-    def __init__(self):
-        self.parts, self.size = [], 0
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
 
-    def write(self, text):
+    def write(self, text: object) -> int:
         text = str(text)
         if self.size < OUT_CAP:
             self.parts.append(text[: OUT_CAP - self.size])
         self.size += len(text)
         return len(text)
 
-    def flush(self):
+    def flush(self) -> None:
         return None
 
-    def isatty(self):
+    def isatty(self) -> bool:
         return False
 
-    def value(self):
+    def value(self) -> str:
         return "".join(self.parts)
 
 
 class CandidateServer:
     """Runs in the candidate process: imports the solution and answers the checker's requests."""
 
-    def __init__(self, channel, workdir):
+    def __init__(self, channel: Channel, workdir: str) -> None:
         self.channel = channel
         self.workdir = workdir
-        self.module = None
-        self.objects = {}
+        self.module: ModuleType | None = None
+        self.objects: dict[int, Any] = {}
         self.next_id = 1
-        self.stubs = {}
+        self.stubs: dict[int, int] = {}
+        self.handles: dict[int, int] = {}
+        """id() of each object in ``objects`` -> its handle (``objects`` keeps it alive, so the id stays its own)."""
 
-    def refer(self, value):
+    def refer(self, value: Any) -> dict[str, Any]:
         stub_id = self.stubs.get(id(value))
         if stub_id is not None:
             return {"cb": stub_id}
-        handle = self.next_id
-        self.next_id += 1
-        self.objects[handle] = value
+        # One handle per object: the checker compares handles, so an object reached twice must equal itself.
+        handle = self.handles.get(id(value))
+        if handle is None:
+            handle = self.next_id
+            self.next_id += 1
+            self.objects[handle] = value
+            self.handles[id(value)] = handle
         if isinstance(value, type) and issubclass(value, BaseException):
             kind = "exc"
         elif isinstance(value, type):
@@ -341,12 +366,12 @@ class CandidateServer:
             kind = "fn"
         else:
             kind = "obj"
-        info = {"h": [handle, kind]}
+        info: dict[str, list[Any]] = {"h": [handle, kind]}
         if kind == "exc":
             info["h"].append([[k.__module__, k.__qualname__] for k in value.__mro__])
         return info
 
-    def resolve(self, tag, body):
+    def resolve(self, tag: str, body: Any) -> Any:
         if tag == "h":
             if type(body) is not list or not body or body[0] not in self.objects:
                 raise WireError("unknown object handle")
@@ -355,10 +380,10 @@ class CandidateServer:
             return self.target({"n": body})
         return self.stub(body)
 
-    def stub(self, callback_id):
+    def stub(self, callback_id: int) -> Callable[..., Any]:
         server = self
 
-        def call_checker(*args, **kwargs):
+        def call_checker(*args: Any, **kwargs: Any) -> Any:
             server.channel.send(
                 {"cb": callback_id, "a": encode(list(args), server.refer), "k": encode(kwargs, server.refer)}
             )
@@ -368,7 +393,7 @@ class CandidateServer:
         self.objects[-callback_id] = call_checker  # keeps id() stable
         return call_checker
 
-    def target(self, spec):
+    def target(self, spec: Any) -> Any:
         if type(spec) is dict and "n" in spec:
             if self.module is None:
                 raise WireError("the solution is not loaded")
@@ -378,7 +403,7 @@ class CandidateServer:
             return self.module.__dict__[name]
         return self.resolve("h", spec.get("h") if type(spec) is dict else None)
 
-    def load(self):
+    def load(self) -> dict[str, list[Any]]:
         module = type(sys)(SOLUTION_MODULE)
         module.__file__ = os.path.join(self.workdir, SOLUTION_MODULE + ".py")
         sys.modules[SOLUTION_MODULE] = module
@@ -386,7 +411,7 @@ class CandidateServer:
             source = handle.read()
         self.module = module
         exec(compile(source, module.__file__, "exec"), module.__dict__)
-        names = {}
+        names: dict[str, list[Any]] = {}
         for name, value in list(module.__dict__.items()):
             if name.startswith("__"):
                 continue
@@ -399,7 +424,7 @@ class CandidateServer:
                 names[name] = ["ref", self.refer(value)]
         return names
 
-    def handle(self, message):
+    def handle(self, message: dict[str, Any]) -> Any:
         op = message.get("op")
         if op == "load":
             return self.load()
@@ -418,7 +443,13 @@ class CandidateServer:
                 raise WireError(f"{method} is not served")
             obj = self.target(message.get("t"))
             args = decode(message.get("a", []), self.resolve)
-            builtin = {"__len__": len, "__iter__": iter, "__next__": next, "__repr__": repr, "__str__": str}
+            builtin: dict[str, Callable[..., Any]] = {
+                "__len__": len,
+                "__iter__": iter,
+                "__next__": next,
+                "__repr__": repr,
+                "__str__": str,
+            }
             if method in builtin:
                 return builtin[method](obj, *args)
             if method == "__bool__":
@@ -431,7 +462,7 @@ class CandidateServer:
             return isinstance(self.target(message.get("o")), self.target(message.get("c")))
         raise WireError(f"unknown request {op!r}")
 
-    def serve(self, until_reply=False):
+    def serve(self, until_reply: bool = False) -> Any:
         """Answer requests; with ``until_reply``, return when the checker answers our callback."""
         while True:
             message = self.channel.receive()
@@ -439,12 +470,12 @@ class CandidateServer:
                 if not until_reply:
                     raise CandidateGone("unexpected callback answer")
                 if "raise" in message:
-                    raise RuntimeError(f"the checker's callback raised: {str(message['raise'])[:MESSAGE_CAP]}")
+                    raise _callback_error(message["raise"])
                 return decode(message["ret"], self.resolve)
             saved, capture = sys.stdout, _Capture()
             sys.stdout = capture
             try:
-                reply = {"ok": encode(self.handle(message), self.refer)}
+                reply: dict[str, Any] = {"ok": encode(self.handle(message), self.refer)}
             except BaseException as exc:  # the code's failure is a reply, not our crash
                 sys.stdout = saved
                 reply = {"err": _describe_exception(exc)}
@@ -454,11 +485,20 @@ class CandidateServer:
             self.channel.send(reply)
 
 
-def _refuse(value):
+def _callback_error(raised: object) -> BaseException:
+    """The exception a test's callback raised, as the code under test sees it: built-ins keep their type."""
+    name, message = raised if type(raised) is list and len(raised) == 2 else ["RuntimeError", raised]
+    found = getattr(builtins, str(name), None)
+    if isinstance(found, type) and issubclass(found, Exception):
+        return found(str(message))
+    return RuntimeError(f"the test's callback raised {str(name)[:100]}: {str(message)[:MESSAGE_CAP]}")
+
+
+def _refuse(value: object) -> NoReturn:
     raise WireError("not plain data")
 
 
-def candidate_main(read_fd, write_fd, workdir):
+def candidate_main(read_fd: int, write_fd: int, workdir: str) -> NoReturn:
     """Entry of the candidate process once its pipes are on ``read_fd``/``write_fd``."""
     # Keep the protocol off fds 0 and 1, so stray writes of the code reach stderr, not the checker.
     read_fd, write_fd = os.dup(read_fd), os.dup(write_fd)
@@ -467,7 +507,7 @@ def candidate_main(read_fd, write_fd, workdir):
     os.dup2(2, 1)
     os.close(null)
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115
-    sys.stdout = sys.__stdout__ = os.fdopen(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace")
+    sys.stdout = sys.__stdout__ = os.fdopen(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace")  # type: ignore[misc]
     signals.signal(signals.SIGALRM, signals.SIG_DFL)
     os.chdir(workdir)
     add_image_paths(workdir)
@@ -485,57 +525,63 @@ def candidate_main(read_fd, write_fd, workdir):
 class Remote:
     """A name in the solution module, or an object living in the candidate process."""
 
-    def __init__(self, checker, target, kind="name", generation=0):
+    _dc_checker: Checker
+    _dc_target: dict[str, Any]
+    """``{"n": name}`` for a name of the solution, ``{"h": [handle]}`` for an object."""
+    _dc_kind: str
+    _dc_generation: int
+
+    def __init__(self, checker: Checker, target: dict[str, Any], kind: str = "name", generation: int = 0) -> None:
         object.__setattr__(self, "_dc_checker", checker)
         object.__setattr__(self, "_dc_target", target)
         object.__setattr__(self, "_dc_kind", kind)
         object.__setattr__(self, "_dc_generation", generation)
 
-    def _dc_request(self, message):
+    def _dc_request(self, message: dict[str, Any]) -> Any:
         checker = self._dc_checker
         if self._dc_kind != "name" and self._dc_generation != checker.generation:
             raise RuntimeError("this object belonged to a candidate process that has since been restarted")
         message["t"] = self._dc_target
         return checker.request(message)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         checker = self._dc_checker
         return self._dc_request({"op": "call", "a": checker.encode(list(args)), "k": checker.encode(kwargs)})
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         return self._dc_request({"op": "getattr", "n": name})
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_"):
             raise AttributeError(f"cannot set {name} on a candidate object")
         self._dc_request({"op": "setattr", "n": name, "v": self._dc_checker.encode(value)})
 
-    def __instancecheck__(self, obj):
+    def __instancecheck__(self, obj: object) -> bool:
         if not isinstance(obj, Remote):
             return False
         checker = self._dc_checker
         return bool(checker.request({"op": "isinstance", "o": obj._dc_target, "c": self._dc_target}) is True)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         # The candidate's __eq__ is never asked: an object that claims to equal everything would
         # pass any test comparing two of its results. A candidate object equals only itself.
         if not isinstance(other, Remote):
             return NotImplemented
         return self._dc_target == other._dc_target and self._dc_generation == other._dc_generation
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         result = self.__eq__(other)
         return result if result is NotImplemented else not result
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(repr(self._dc_target))
 
-    def _dc_dunder(self, method, *args):
+    def _dc_dunder(self, method: str, *args: Any) -> Any:
         return self._dc_request({"op": "dunder", "m": method, "a": self._dc_checker.encode(list(args))})
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         try:
             text = self._dc_dunder("__repr__")
         except BaseException:
@@ -543,15 +589,15 @@ class Remote:
         return text if type(text) is str else f"<candidate object {self._dc_target!r}>"
 
 
-def _add_dunder(method):
-    def forward(self, *args):
+def _add_dunder(method: str) -> None:
+    def forward(self: Remote, *args: Any) -> Any:
         return self._dc_dunder(method, *args)
 
     forward.__name__ = method
     setattr(Remote, method, forward)
 
 
-def _not_ordered(self, other):
+def _not_ordered(self: Remote, other: object) -> Any:
     return NotImplemented  # ordering, like equality, is never the candidate's say: compare plain values
 
 
@@ -559,10 +605,10 @@ for _method in REMOTE_DUNDERS - {"__repr__"}:
     _add_dunder(_method)
 
 
-def _checked(kind, method):
+def _checked(kind: type, method: str) -> None:
     original = getattr(Remote, method)
 
-    def typed(self, *args):
+    def typed(self: Remote, *args: Any) -> Any:
         value = original(self, *args)
         if type(value) is not kind:
             raise TypeError(f"{method} of a candidate object returned {type(value).__name__}, not {kind.__name__}")
@@ -583,23 +629,25 @@ for _kind, _method in ((int, "__len__"), (bool, "__bool__"), (bool, "__contains_
 class Checker:
     """The checker process's view of the candidate: starts it, talks to it, restarts it after a crash."""
 
-    def __init__(self, workdir, source, first_child):
+    def __init__(self, workdir: str, source: str, first_child: tuple[Channel, int]) -> None:
         self.workdir = workdir
         self.source = source
         self.channel, self.pid = first_child
         self.generation = 1
         self.alive = True
         self.loaded = False
-        self.load_error = None
-        self.callbacks = {}
-        self.exceptions = {}
-        self.names = {}
+        self.load_error: str | None = None
+        self.callbacks: dict[object, Callable[..., Any]] = {}
+        """Functions passed to the candidate, by id (an int; looked up with whatever the candidate sends)."""
+        self.exceptions: dict[tuple[str, str], type[Exception]] = {}
+        self.names: Any = {}
+        """What the candidate's ``load`` answered: name -> [kind, value]; checked before each use."""
 
     # -- values
-    def encode(self, value):
+    def encode(self, value: Any) -> Any:
         return encode(value, self.refer)
 
-    def refer(self, value):
+    def refer(self, value: Any) -> dict[str, Any]:
         if isinstance(value, Remote):
             target = value._dc_target
             return {"h": target["h"]} if "h" in target else {"n": target["n"]}
@@ -609,7 +657,7 @@ class Checker:
             return {"cb": callback_id}
         raise WireError(f"a {type(value).__name__} cannot be passed to the code under test")
 
-    def resolve(self, tag, body):
+    def resolve(self, tag: str, body: Any) -> Any:
         if tag == "n":
             if type(body) is not str:
                 raise WireError("malformed name")
@@ -624,11 +672,11 @@ class Checker:
             return self.exception_class(body[2])
         return Remote(self, {"h": [body[0]]}, kind=str(body[1]), generation=self.generation)
 
-    def exception_class(self, mro):
+    def exception_class(self, mro: Any) -> type[Exception]:
         """A local exception class standing for a candidate's: built-ins are themselves, others are made here."""
         if type(mro) is not list or not mro:
             return RuntimeError
-        base = Exception
+        base: type[BaseException] = Exception
         for entry in mro:
             if type(entry) is list and len(entry) == 2 and entry[0] == "builtins":
                 found = getattr(builtins, str(entry[1]), None)
@@ -646,14 +694,14 @@ class Checker:
         return self.exceptions[key]
 
     # -- process
-    def restart(self):
+    def restart(self) -> None:
         self.kill()
         self.channel, self.pid = spawn_fresh(self.workdir, self.source)
         self.generation += 1
         self.alive = True
         self.loaded = False
 
-    def kill(self):
+    def kill(self) -> None:
         if self.alive:
             self.alive = False
             try:
@@ -670,7 +718,7 @@ class Checker:
                 pass
             self.channel.close()
 
-    def ensure_loaded(self):
+    def ensure_loaded(self) -> None:
         if self.load_error is not None:
             raise RuntimeError(f"the code under test failed to load: {self.load_error}")
         if not self.alive:
@@ -686,14 +734,14 @@ class Checker:
                 self.load_error = f"{type(exc).__name__}: {exc}"
                 raise
 
-    def request(self, message):
+    def request(self, message: dict[str, Any]) -> Any:
         if not self.loaded or not self.alive:
             if not ACCEPTING_CALLS:
                 raise RuntimeError("the code under test cannot be called while the tests are being loaded")
             self.ensure_loaded()
         return self.raw_request(message)
 
-    def raw_request(self, message):
+    def raw_request(self, message: dict[str, Any]) -> Any:
         try:
             self.channel.send(message)
             while True:
@@ -720,11 +768,11 @@ class Checker:
             self.kill()
             raise CandidateGone("the candidate sent a malformed reply")
         klass = self.exception_class(error.get("mro"))
-        exc = klass(str(error.get("msg", ""))[:MESSAGE_CAP])
-        exc.candidate_traceback = str(error.get("tb", ""))[-MESSAGE_CAP:]
-        raise exc
+        raised = klass(str(error.get("msg", ""))[:MESSAGE_CAP])
+        raised.candidate_traceback = str(error.get("tb", ""))[-MESSAGE_CAP:]  # type: ignore[attr-defined]
+        raise raised
 
-    def answer_callback(self, request):
+    def answer_callback(self, request: dict[str, Any]) -> None:
         function = self.callbacks.get(request.get("cb"))
         try:
             if function is None:
@@ -735,10 +783,10 @@ class Checker:
         except TestTimeout:
             raise
         except Exception as exc:
-            answer = {"raise": f"{type(exc).__name__}: {exc}"[:MESSAGE_CAP]}
+            answer = {"raise": [type(exc).__name__, f"{exc}"[:MESSAGE_CAP]]}
         self.channel.send(answer)
 
-    def resolved(self, name):
+    def resolved(self, name: str) -> tuple[str, Any] | None:
         """The checker-side value for the solution's top-level ``name`` once loaded."""
         entry = self.names.get(name) if type(self.names) is dict else None
         if type(entry) is not list or len(entry) != 2:
@@ -766,7 +814,7 @@ ACCEPTING_CALLS = False
 """False until every test is in memory and off the disk: no candidate code runs before that."""
 
 
-def install_pipes(read_fd, write_fd):
+def install_pipes(read_fd: int, write_fd: int) -> None:
     """In a new candidate: its pipes on fds 3 (requests) and 4 (replies), every other fd above 2 closed."""
     high_read, high_write = os.dup2(read_fd, 200), os.dup2(write_fd, 201)
     os.dup2(high_read, 3)
@@ -774,7 +822,7 @@ def install_pipes(read_fd, write_fd):
     os.closerange(5, 1 << 16)
 
 
-def spawn_fresh(workdir, source):
+def spawn_fresh(workdir: str, source: str) -> tuple[Channel, int]:
     """A new candidate in a fresh interpreter (nothing of the checker's memory survives ``exec``)."""
     to_child_r, to_child_w = os.pipe()
     from_child_r, from_child_w = os.pipe()
@@ -792,7 +840,7 @@ def spawn_fresh(workdir, source):
     return Channel(from_child_r, to_child_w), pid
 
 
-def fork_early(workdir):
+def fork_early(workdir: str) -> tuple[Channel, int]:
     """The first candidate: forked before anything secret is read, so its memory holds none of it."""
     to_child_r, to_child_w = os.pipe()
     from_child_r, from_child_w = os.pipe()
@@ -813,21 +861,21 @@ def fork_early(workdir):
 
 
 class Verdict:
-    def __init__(self, fd, nonce):
+    def __init__(self, fd: int, nonce: str) -> None:
         self.fd, self.nonce = fd, nonce
 
-    def write(self, record):
+    def write(self, record: dict[str, Any]) -> None:
         line = f"\n{MARK} {self.nonce} {json_dumps(record)}\n"
         data = line.encode("utf-8", "replace")
         while data:
             data = data[os.write(self.fd, data) :]
 
 
-SOURCES = {}
+SOURCES: dict[str, str] = {}
 """Test file name -> text: the files are gone from disk, tracebacks read them from here."""
 
 
-def short_traceback(exc):
+def short_traceback(exc: BaseException) -> str:
     import linecache
     import traceback
 
@@ -841,8 +889,8 @@ def short_traceback(exc):
     return text[-MESSAGE_CAP:]
 
 
-def run_with_limit(function, limit_s):
-    def on_alarm(_signum, _frame):
+def run_with_limit(function: Callable[[], object], limit_s: float) -> tuple[str, str]:
+    def on_alarm(_signum: int, _frame: object) -> NoReturn:
         raise TestTimeout()
 
     signals.signal(signals.SIGALRM, on_alarm)
@@ -860,20 +908,43 @@ def run_with_limit(function, limit_s):
         signals.setitimer(signals.ITIMER_REAL, 0)
 
 
-def solution_names(source):
+def solution_names(source: str) -> tuple[list[str], list[Import]]:
     """Top-level names of the solution, read from its syntax tree (it is never run here).
+
+    Names bound inside top-level ``if``/``try``/``with``/``for``/``while`` blocks count too (a fallback
+    ``def`` under ``except ImportError:``); an ``if __name__ == "__main__":`` block does not, since the
+    solution is imported as ``solution``.
 
     ``_ast`` and ``compile(..., PyCF_ONLY_AST)`` rather than ``ast``, whose import costs milliseconds per job.
     """
     import _ast
 
     try:
-        tree = compile(source, "solution.py", "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree: Any = compile(source, "solution.py", "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [], []
-    names, imports = [], []
-    for node in tree.body:
-        if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)):
+    names: list[str] = []
+    imports: list[Import] = []
+    blocks = (
+        _ast.If,
+        _ast.Try,
+        getattr(_ast, "TryStar", _ast.Try),
+        _ast.With,
+        _ast.AsyncWith,
+        _ast.For,
+        _ast.AsyncFor,
+        _ast.While,
+    )
+    statements = tree.body[::-1]  # a stack: statements pop in source order
+    while statements:
+        node = statements.pop()
+        if isinstance(node, blocks):
+            inner = [] if _is_main_guard(node) else list(node.body)
+            for handler in getattr(node, "handlers", []):
+                inner += handler.body
+            inner += [*getattr(node, "orelse", []), *getattr(node, "finalbody", [])]
+            statements += inner[::-1]
+        elif isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)):
             names.append(node.name)
         elif isinstance(node, (_ast.Assign, _ast.AnnAssign, _ast.AugAssign)):
             targets = node.targets if isinstance(node, _ast.Assign) else [node.target]
@@ -896,9 +967,25 @@ def solution_names(source):
     return names, imports
 
 
-def checker_imports(imports):
+def _is_main_guard(node: Any) -> bool:
+    """``if __name__ == "__main__":``."""
+    import _ast
+
+    test = node.test if isinstance(node, _ast.If) else None
+    return (
+        isinstance(test, _ast.Compare)
+        and isinstance(test.left, _ast.Name)
+        and test.left.id == "__name__"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], _ast.Eq)
+        and isinstance(test.comparators[0], _ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def checker_imports(imports: list[Import]) -> dict[str, Any]:
     """The solution's imports of standard-library modules, done here for the tests' namespace."""
-    bound = {}
+    bound: dict[str, Any] = {}
     for module_name, attribute, bind_as in imports:
         if module_name.partition(".")[0] not in sys.stdlib_module_names:
             continue
@@ -919,7 +1006,9 @@ def checker_imports(imports):
 class Session:
     """One checker run: the plan, the candidate, the namespaces to fix up after loading, and the verdict."""
 
-    def __init__(self, plan, verdict, checker, names, imported):
+    def __init__(
+        self, plan: dict[str, Any], verdict: Verdict, checker: Checker, names: list[str], imported: dict[str, Any]
+    ) -> None:
         self.plan = plan
         self.verdict = verdict
         self.checker = checker
@@ -931,29 +1020,34 @@ class Session:
             namespace[name] = Remote(checker, {"n": name})
         namespace["__getattr__"] = self.module_getattr
         self.namespaces = [namespace]
+        self.light_namespace: dict[str, object] | None = None
         sys.modules[SOLUTION_MODULE] = self.proxy_module
 
-    def module_getattr(self, name):
+    def module_getattr(self, name: str) -> Remote:
         if name.startswith("__"):
             raise AttributeError(name)
         return Remote(self.checker, {"n": name})
 
-    def load_candidate(self):
+    def load_candidate(self) -> str | None:
         """Import the solution in the candidate and put its data values in place of name proxies."""
         global ACCEPTING_CALLS
         ACCEPTING_CALLS = True
         limit = float(self.plan.get("load_timeout_s") or self.plan.get("test_timeout_s") or 10)
 
-        def load():
+        def load() -> None:
             self.checker.ensure_loaded()
 
         outcome, message = run_with_limit(load, limit)
         if outcome != "passed":
+            if outcome == "timeout":  # run_with_limit's message speaks of a test
+                message = f"importing the solution ran longer than its limit of {limit:g}s"
             self.checker.load_error = self.checker.load_error or message
             return message
         for name in list(self.checker.names):
             if name not in self.proxy_module.__dict__:
                 self.proxy_module.__dict__[name] = Remote(self.checker, {"n": name})
+            if self.light_namespace is not None:  # names made at run time (globals()[...] = ...), as exec would see
+                self.light_namespace.setdefault(name, Remote(self.checker, {"n": name}))
         for namespace in self.namespaces:
             for key, value in list(namespace.items()):
                 if isinstance(value, Remote) and isinstance(value._dc_target, dict) and "n" in value._dc_target:
@@ -962,21 +1056,21 @@ class Session:
                         namespace[key] = found[1]
         return None
 
-    def record(self, name, outcome, duration, message, file=""):
+    def record(self, name: str, outcome: str, duration: float, message: str, file: str = "") -> None:
         self.verdict.write(
             {"event": "result", "name": name, "file": file, "outcome": outcome,
              "duration_s": round(duration, 6), "message": message[-MESSAGE_CAP:]}
         )  # fmt: skip
 
 
-def read_and_hide(path):
+def read_and_hide(path: str) -> str:
     with open(path, encoding="utf-8", errors="replace") as handle:
         text = handle.read()
     os.unlink(path)
     return text
 
 
-def run_light(session, sources):
+def run_light(session: Session, sources: list[tuple[str, str]]) -> None:
     """``test_*`` functions and HumanEval's ``check(entry_point)``, run in this process."""
     plan = session.plan
     namespace = dict(session.proxy_module.__dict__)
@@ -984,7 +1078,8 @@ def run_light(session, sources):
     namespace["__name__"] = "test_solution"
     namespace["__builtins__"] = builtins
     session.namespaces.append(namespace)
-    tests = []
+    session.light_namespace = namespace
+    tests: list[tuple[str, Callable[[], object]]] = []
     try:
         for filename, text in sources:
             SOURCES[filename] = text
@@ -992,7 +1087,7 @@ def run_light(session, sources):
         for name, value in list(namespace.items()):
             if name.startswith("test_") and callable(value) and not isinstance(value, Remote):
                 tests.append((name, value))
-        entry = plan.get("entry_point")
+        entry: Any = plan.get("entry_point")
         check = namespace.get("check")
         if entry and callable(check) and not isinstance(check, Remote):
             tests.append(("check", lambda: check(namespace[entry])))
@@ -1014,14 +1109,14 @@ def run_light(session, sources):
         session.record(name, outcome, time.perf_counter() - started, message)
 
 
-def _missing(entry):
-    def missing(*_args, **_kwargs):
+def _missing(entry: str) -> Callable[..., NoReturn]:
+    def missing(*_args: object, **_kwargs: object) -> NoReturn:
         raise NameError(f"the code defines no {entry!r}")
 
     return missing
 
 
-def run_probes(session, calls):
+def run_probes(session: Session, calls: list[str]) -> None:
     """Evaluate each call expression with the solution's names; report the value's repr as seen here."""
     load_error = session.load_candidate()
     namespace = dict(session.proxy_module.__dict__)
@@ -1029,14 +1124,15 @@ def run_probes(session, calls):
     namespace["__builtins__"] = builtins
     limit = float(session.plan.get("test_timeout_s") or 2)
     for call in calls:
-        record = {"event": "probe", "call": call}
+        record: dict[str, Any] = {"event": "probe", "call": call}
         if load_error is not None:
-            record.update(outcome="raises", expected="ImportError", message=load_error[:500])
+            # The end of the traceback names the error.
+            record.update(outcome="raises", expected="ImportError", message=load_error[-500:])
             session.verdict.write(record)
             continue
-        box = {}
+        box: dict[str, Any] = {}
 
-        def evaluate(call=call, box=box):
+        def evaluate(call: str = call, box: dict[str, Any] = box) -> None:
             box["value"] = eval(call, dict(namespace))
 
         signals.signal(signals.SIGALRM, lambda *_: (_ for _ in ()).throw(TestTimeout()))
@@ -1053,7 +1149,7 @@ def run_probes(session, calls):
         session.verdict.write(record)
 
 
-def run_pytest(run, files):
+def run_pytest(run: Session, files: list[str]) -> None:
     """pytest modules, collected and run by pytest in this process (no conftest, no plugins from the work dir)."""
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     os.environ.pop("PYTEST_ADDOPTS", None)
@@ -1066,7 +1162,7 @@ def run_pytest(run, files):
 
     class VerdictPlugin:
         @pytest.hookimpl(tryfirst=True)
-        def pytest_collection_finish(self, session):
+        def pytest_collection_finish(self, session: pytest.Session) -> None:
             import linecache
 
             for path in files:
@@ -1093,8 +1189,8 @@ def run_pytest(run, files):
                 )
 
         @pytest.hookimpl(hookwrapper=True)
-        def pytest_runtest_call(self, item):
-            def on_alarm(_signum, _frame):
+        def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, None]:
+            def on_alarm(_signum: int, _frame: object) -> NoReturn:
                 raise TestTimeout()
 
             previous = signals.signal(signals.SIGALRM, on_alarm)
@@ -1105,7 +1201,7 @@ def run_pytest(run, files):
                 signals.setitimer(signals.ITIMER_REAL, 0)
                 signals.signal(signals.SIGALRM, previous)
 
-        def pytest_runtest_logreport(self, report):
+        def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
             if report.when == "call" or (report.when == "setup" and not report.passed):
                 if report.passed:
                     outcome = "passed"
@@ -1121,7 +1217,7 @@ def run_pytest(run, files):
                 name = report.location[2] if report.location else report.nodeid
                 run.record(name, outcome, report.duration, message, report.nodeid.split("::")[0])
 
-        def pytest_collectreport(self, report):
+        def pytest_collectreport(self, report: pytest.CollectReport) -> None:
             if report.failed:
                 run.verdict.write(
                     {"event": "result", "name": "<collection>", "file": report.nodeid, "outcome": "error",
@@ -1143,13 +1239,13 @@ def run_pytest(run, files):
     pytest.main(args, plugins=[VerdictPlugin()])
 
 
-def _is_assertion(report):
+def _is_assertion(report: pytest.TestReport) -> bool:
     excinfo = getattr(report, "longrepr", None)
     crash = getattr(getattr(excinfo, "reprcrash", None), "message", "") or ""
     return crash.startswith("AssertionError") or crash.startswith("assert ")
 
 
-def add_image_paths(workdir):
+def add_image_paths(workdir: str) -> None:
     """``-I`` ignores PYTHONPATH; the image's (set by the host, never by the code) is added back, after the stdlib."""
     for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
         full = os.path.abspath(entry) if entry else ""
@@ -1157,7 +1253,7 @@ def add_image_paths(workdir):
             sys.path.append(full)
 
 
-def harden():
+def harden() -> None:
     try:
         import ctypes
 
@@ -1166,7 +1262,7 @@ def harden():
         pass
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     """``_dc_check.py PLAN_FILE``: the plan names the mode, the test files and the limits."""
     workdir = os.getcwd()
     add_image_paths(workdir)
