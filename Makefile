@@ -29,11 +29,17 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 # Build the Docker sandbox image when an engine answers; it is skipped (not failed) otherwise.
+# Without Docker, debatecode runs jobs under bubblewrap, and refuses to run them at all without bubblewrap.
 image: install
 	@if docker info >/dev/null 2>&1; then \
 		$(BIN)/debatecode sandbox build; \
+	elif $(BIN)/python -c 'from debatecode.config import SandboxSettings; from debatecode.sandbox import create_sandbox; create_sandbox(SandboxSettings(), "local")' >/dev/null 2>&1; then \
+		echo "No Docker engine answers: skipping the sandbox image. debatecode will run the generated code under bubblewrap"; \
+		echo "(the local sandbox: no network, own PID/IPC/mount namespaces, read-only system dirs; weaker than Docker)."; \
 	else \
-		echo "No Docker engine answers: skipping the sandbox image; debatecode will use the local sandbox."; \
+		echo "No Docker engine answers and bubblewrap is not usable: debatecode will refuse to run generated code."; \
+		echo "Start Docker (sudo systemctl start docker, or sudo dockerd &), or apt-get install bubblewrap;"; \
+		echo "see .venv/bin/debatecode sandbox doctor. Only for code you trust: --sandbox unsafe-host (no isolation)."; \
 	fi
 
 demo: image

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import contextvars
 import difflib
+import json
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from debatecode.errors import ConfigError
 from debatecode.hooks.settings import HooksSettings
@@ -31,6 +34,7 @@ from debatecode.protocol.settings import (
     CritiqueSettings,
     DehallucinationSettings,
     GateSettings,
+    LLMRoleName,
     OptimizationSettings,
     ParticipantSettings,
     PhaseSettings,
@@ -40,6 +44,7 @@ from debatecode.protocol.settings import (
 )
 from debatecode.quality.settings import QualitySettings
 from debatecode.sandbox.settings import SandboxSettings
+from debatecode.task import MAX_TASK_BYTES
 from debatecode.vcs.settings import VcsSettings
 
 __all__ = [
@@ -104,8 +109,8 @@ class DebateConfig(BaseSettings):
     """``debate``: the full multi-agent protocol. ``reflexion``: one agent per author, no debate: draft, then reflect and retry (``[reflexion]``)."""
     model: str = "local/gemma-3-270m"
     """Model for every agent: any litellm model string, ``local/<name>``, ``scripted/<name>`` or ``scripted:<file.yaml>``."""
-    models: dict[str, str] = Field(default_factory=dict)
-    """Per-role models, e.g. ``{red = "openai/gpt-4o-mini"}``; roles not listed use ``model``."""
+    models: dict[LLMRoleName, str] = Field(default_factory=dict)
+    """Per-role models, e.g. ``{red = "openai/gpt-4o-mini"}``; roles not listed use ``model``, and an unknown role is a config error."""
     agent_models: list[str] = Field(default_factory=list)
     """Heterogeneous debate: proposer ``i`` uses ``agent_models[i % len]`` (e.g. two different models)."""
     agents: int = Field(default=3, ge=1, le=16)
@@ -118,6 +123,8 @@ class DebateConfig(BaseSettings):
     """Agents working at the same time."""
     out: Path = Path("debatecode-out")
     """Output folder: solution.py, report.md and the git repository of versions."""
+    task_max_bytes: int = Field(default=MAX_TASK_BYTES, ge=1)
+    """Largest task file accepted, in bytes (default 256 KiB). A larger file is refused before it is parsed."""
     store_url: str = "sqlite:///.debatecode/debatecode.db"
     """SQLAlchemy URL of the session store."""
     llm: LLMSettings = Field(default_factory=LLMSettings)
@@ -209,21 +216,72 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path} is not valid TOML: {exc}. Fix the syntax or delete the file.", source=str(path)
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not valid UTF-8 ({exc.reason} at byte {exc.start}); TOML files are UTF-8: "
+            "save it as UTF-8, or delete it if it is not a debatecode config.",
+            source=str(path),
+        ) from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path} nests arrays or tables too deeply to read; flatten it.", source=str(path)) from exc
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}", source=str(path)) from exc
     _check_keys(data, DebateConfig, str(path))
     return data
 
 
-def _env_names(model: type[BaseModel], prefix: str = "", dotted: str = "") -> dict[str, str]:
-    """Every ``DEBATECODE_*`` variable name a settings model answers to, mapped to its dotted key."""
-    names: dict[str, str] = {}
+def _env_names(model: type[BaseModel], prefix: str = "", dotted: str = "") -> dict[str, tuple[str, FieldInfo]]:
+    """Every ``DEBATECODE_*`` variable name a settings model answers to, mapped to its dotted key and field."""
+    names: dict[str, tuple[str, FieldInfo]] = {}
     for key, nested in _known_keys(model).items():
         var = f"{prefix}{key}".upper()
-        names[ENV_PREFIX + var] = f"{dotted}{key}"
+        names[ENV_PREFIX + var] = (f"{dotted}{key}", model.model_fields[key])
         if nested is not None:
             names.update(_env_names(nested, f"{var}__", f"{dotted}{key}."))
     return names
+
+
+def _json_kind(annotation: Any) -> str | None:
+    """``table``, ``list`` or ``mapping`` when pydantic-settings reads the field's variable as JSON, else None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "table"
+    origin = get_origin(annotation)
+    if origin in (dict, Mapping):
+        return "mapping"
+    if origin in (list, set, tuple, frozenset):
+        return "list"
+    if origin in (Union, UnionType):
+        return next((kind for arg in get_args(annotation) if (kind := _json_kind(arg))), None)
+    return None
+
+
+def _is_json(value: str) -> bool:
+    try:
+        json.loads(value)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _check_json_env(var: str, value: str, key: str, field: FieldInfo) -> None:
+    kind = _json_kind(field.annotation)
+    if kind is None or _is_json(value):
+        return
+    if kind == "table":
+        nested = cast("type[BaseModel]", field.annotation)
+        first, info = next(iter(nested.model_fields.items()))
+        default = info.get_default(call_default_factory=True)
+        fix = f"set one key, e.g. {var}__{first.upper()}={default}, or put a JSON object in {var}"
+    elif kind == "mapping":
+        fix = f"""put a JSON object in {var}, e.g. {var}='{{"red": "openai/gpt-4o-mini"}}'"""
+    else:
+        fix = f"""put a JSON list in {var}, e.g. {var}='["a", "b"]'"""
+    raise ConfigError(
+        f"environment variable {var} is not valid JSON, and `{key}` is a {kind} so its variable holds JSON. "
+        f"Fix: {fix}; or unset {var}.",
+        source="environment",
+        key=var,
+    )
 
 
 def _check_env(environ: dict[str, str]) -> None:
@@ -241,6 +299,7 @@ def _check_env(environ: dict[str, str]) -> None:
                 source="environment",
                 key=var,
             )
+        _check_json_env(var, environ[var], *env_names[upper])
 
 
 def find_config_file(start: Path | None = None) -> Path | None:
@@ -278,6 +337,11 @@ def load_config(
         return DebateConfig(**nested_overrides)
     except ValidationError as exc:
         raise ConfigError(_describe_validation_error(exc, path), source=str(path) if path else None) from exc
+    except SettingsError as exc:  # _check_env catches the known cases first
+        raise ConfigError(
+            f"a {ENV_PREFIX}* environment variable could not be read: {exc}. Check its value or unset it.",
+            source="environment",
+        ) from exc
     finally:
         _toml_data.reset(token)
 

@@ -27,10 +27,16 @@ distinct exit codes and advice::
 
 Errors carry context (model name, container id, file and line) as attributes
 and say what to do in their message.
+
+``ExitCode`` lists every status the ``debatecode`` command exits with; each
+error class carries the one of its kind as ``exit_code``. Anything else that
+escapes a command is a bug: the CLI's error boundary reports it in one line and
+exits ``RUN_FAILED``.
 """
 
 from __future__ import annotations
 
+from enum import IntEnum
 from pathlib import Path
 from typing import Literal
 
@@ -40,6 +46,7 @@ __all__ = [
     "BudgetExceeded",
     "ConfigError",
     "DebatecodeError",
+    "ExitCode",
     "ModelAuthError",
     "ModelError",
     "ModelRequestError",
@@ -59,22 +66,39 @@ __all__ = [
 ]
 
 
+class ExitCode(IntEnum):
+    """The exit statuses of the ``debatecode`` command (documented in ``docs/cli.md``)."""
+
+    OK = 0
+    """Done; for ``solve``: the final code passes every visible test."""
+    TESTS_FAILED = 1
+    """``solve`` completed but the final code fails some test, or no agent produced code."""
+    BAD_INPUT = 2
+    """Bad input (file, flag, config, environment variable); the message names the fix."""
+    RUN_FAILED = 3
+    """The run failed (model, sandbox, budget, store) or an unexpected error occurred."""
+    GATE_REJECTED = 4
+    """A human rejected the debate at an approval gate (or the gate timed out as a rejection)."""
+    INTERRUPTED = 130
+    """Interrupted (Ctrl-C)."""
+
+
 class DebatecodeError(Exception):
     """Root of every error debatecode raises on purpose."""
 
-    exit_code: int = 1
+    exit_code: int = ExitCode.RUN_FAILED
 
 
 class UserError(DebatecodeError):
     """The input is wrong; changing it fixes the problem."""
 
-    exit_code = 2
+    exit_code = ExitCode.BAD_INPUT
 
 
 class RunError(DebatecodeError):
     """Something failed while running; the input may be fine."""
 
-    exit_code = 3
+    exit_code = ExitCode.RUN_FAILED
 
 
 class ConfigError(UserError):

@@ -41,7 +41,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from debatecode.errors import TaskError
 
-__all__ = ["Example", "Task", "TestBlock", "load_task", "parse_task"]
+__all__ = ["MAX_TASK_BYTES", "Example", "Task", "TestBlock", "load_task", "parse_task"]
+
+MAX_TASK_BYTES = 256 * 1024
+"""Largest task file ``load_task`` reads by default (``task_max_bytes`` in ``debatecode.toml``)."""
 
 _REQUIRED = ("title", "entry_point")
 _OPTIONAL = ("language", "signature", "time_limit", "memory_limit", "difficulty", "tags")
@@ -132,11 +135,11 @@ def _defined(code: str) -> list[str]:
     return [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
 
 
-def load_task(path: Path | str) -> Task:
-    """Read and parse a task file.
+def load_task(path: Path | str, *, max_bytes: int = MAX_TASK_BYTES) -> Task:
+    """Read and parse a task file of at most ``max_bytes`` bytes.
 
     Raises:
-        TaskError: the file is missing, unreadable or malformed (naming the line and the fix).
+        TaskError: the file is missing, unreadable, too large or malformed (naming the line and the fix).
     """
     file = Path(path)
     if not file.exists():
@@ -144,14 +147,28 @@ def load_task(path: Path | str) -> Task:
     if file.is_dir():
         raise TaskError(file, "is a directory, not a task file", fix="pass the path of a .md task file")
     try:
-        text = file.read_text(encoding="utf-8")
+        with file.open("rb") as handle:
+            raw = handle.read(max_bytes + 1)  # never more: a huge (or endless) file is refused, not loaded
+    except OSError as exc:
+        raise TaskError(file, f"cannot read: {exc.strerror}") from exc
+    if len(raw) > max_bytes:
+        raise TaskError(
+            file,
+            f"the task file is larger than {_kib(max_bytes)}",
+            fix="shorten the task (a task states a function, not its data), "
+            "or raise `task_max_bytes` in debatecode.toml",
+        )
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TaskError(
             file, f"not valid UTF-8 ({exc.reason} at byte {exc.start})", fix="save the file as UTF-8"
         ) from exc
-    except OSError as exc:
-        raise TaskError(file, f"cannot read: {exc.strerror}") from exc
     return parse_task(text, file)
+
+
+def _kib(size: int) -> str:
+    return f"{size // 1024} KiB" if size % 1024 == 0 and size >= 1024 else f"{size} bytes"
 
 
 def parse_task(text: str, path: Path | str = "<string>") -> Task:
@@ -236,6 +253,10 @@ def _front_matter(lines: list[str], file: Path) -> tuple[dict[str, Any], int]:
     raw = "\n".join(lines[first + 1 : end])
     try:
         meta = yaml.safe_load(raw) if raw.strip() else {}
+    except RecursionError as exc:
+        raise TaskError(
+            file, "front matter is nested too deeply", line=first + 2, fix="use flat 'key: value' lines"
+        ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = first + 2 + mark.line if mark is not None else first + 1

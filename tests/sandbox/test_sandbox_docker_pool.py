@@ -123,11 +123,12 @@ async def test_warm_container_config_by_inspection(pooled: DockerSandbox, client
     config = container.attrs["Config"]
     assert host["NetworkMode"] == "none" and host["IpcMode"] == "private"
     assert host["CapDrop"] == ["ALL"] and not host.get("CapAdd")
-    assert host["SecurityOpt"] == ["no-new-privileges"] and host["ReadonlyRootfs"] is True
+    assert host["SecurityOpt"][0] == "no-new-privileges" and host["ReadonlyRootfs"] is True
+    assert len(host["SecurityOpt"]) == 2 and host["SecurityOpt"][1].startswith("seccomp=")
     assert host["Privileged"] is False and host["AutoRemove"] is True
     assert host["Memory"] == host["MemorySwap"] == 192 * 1024 * 1024
     assert host["PidsLimit"] == 48 and host["NanoCpus"] == 500_000_000
-    assert {u["Name"]: u["Hard"] for u in host["Ulimits"]} == {"nofile": 1024, "fsize": 24 * 1024 * 1024}
+    assert {u["Name"]: u["Hard"] for u in host["Ulimits"]} == {"nofile": 1024, "fsize": 24 * 1024 * 1024, "core": 0}
     assert host["Tmpfs"]["/work"].startswith("size=24m")
     assert host["LogConfig"]["Type"] == "none"
     assert config["User"] == "10001:10001" and config["StdinOnce"] is True

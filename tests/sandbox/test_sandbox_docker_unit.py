@@ -155,7 +155,8 @@ async def test_container_spec_is_locked_down() -> None:
     assert spec["network_mode"] == "none"
     assert spec["user"] == "10001:10001"
     assert spec["read_only"] is True
-    assert spec["cap_drop"] == ["ALL"] and spec["security_opt"] == ["no-new-privileges"]
+    assert spec["cap_drop"] == ["ALL"] and spec["security_opt"][0] == "no-new-privileges"
+    assert spec["security_opt"][1].startswith("seccomp=")
     assert spec["mem_limit"] == spec["memswap_limit"] == "256m"
     assert spec["pids_limit"] == 64 and spec["nano_cpus"] == 500_000_000
     assert spec["tmpfs"]["/work"].startswith("size=32m") and "exec" in spec["tmpfs"]["/work"].split(",")
@@ -168,7 +169,7 @@ async def test_container_spec_is_locked_down() -> None:
     assert spec["ipc_mode"] == "private" and spec["shm_size"] == "16m"
     assert spec["tmpfs"]["/tmp"].startswith("size=16m")
     assert set(spec["environment"]) == {"DC_PAYLOAD_0"}
-    assert {u["Name"] for u in spec["ulimits"]} == {"nofile", "fsize"}
+    assert {u["Name"] for u in spec["ulimits"]} == {"nofile", "fsize", "core"}
 
 
 async def test_missing_image_at_create_is_unavailable() -> None:

@@ -49,26 +49,27 @@ def test_unknown_backend_is_a_config_error_listing_the_known_ones() -> None:
     with pytest.raises(ConfigError) as info:
         create_sandbox(SandboxSettings(), backend="podman")
     assert "podman" in str(info.value)
-    for name in ("auto", "docker", "local"):
+    for name in ("auto", "docker", "local", "unsafe-host"):
         assert name in str(info.value)
 
 
-def test_local_backend_by_name() -> None:
-    assert isinstance(create_sandbox(SandboxSettings(), backend="local"), LocalSandbox)
+def test_local_backend_by_name_is_bubblewrap() -> None:
+    sandbox = create_sandbox(SandboxSettings(), backend="local")
+    assert isinstance(sandbox, LocalSandbox) and sandbox.isolation == "bubblewrap"
 
 
 def _docker_down(self: DockerSandbox) -> None:
     raise SandboxUnavailable("engine down for this test", backend="docker")
 
 
-def test_auto_falls_back_to_local_with_a_warning_naming_why(
+def test_auto_falls_back_to_bubblewrap_with_a_warning_naming_why(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(DockerSandbox, "check", _docker_down)
     with caplog.at_level(logging.WARNING, logger="debatecode.sandbox.registry"):
         sandbox = create_sandbox(SandboxSettings(backend="auto"))
-    assert isinstance(sandbox, LocalSandbox)
-    assert "engine down for this test" in caplog.text
+    assert isinstance(sandbox, LocalSandbox) and sandbox.isolation == "bubblewrap"
+    assert "engine down for this test" in caplog.text and "bubblewrap" in caplog.text
 
 
 def test_docker_by_name_propagates_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,10 +81,11 @@ def test_docker_by_name_propagates_unavailable(monkeypatch: pytest.MonkeyPatch) 
 def test_describe_backends_marks_exactly_what_auto_picks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(DockerSandbox, "check", _docker_down)
     statuses = {status.name: status for status in describe_backends(SandboxSettings())}
-    assert set(statuses) == {"docker", "local"}
+    assert set(statuses) == {"docker", "local", "unsafe-host"}
     assert not statuses["docker"].usable and "engine down" in statuses["docker"].reason
     assert statuses["local"].usable and statuses["local"].chosen and not statuses["docker"].chosen
-    assert "weaker than Docker" in statuses["local"].reason
+    assert "weaker than Docker" in statuses["local"].reason and "bubblewrap" in statuses["local"].reason
+    assert not statuses["unsafe-host"].chosen
 
 
 def test_default_limits_follow_the_settings() -> None:
@@ -104,7 +106,7 @@ def test_doctor_prints_every_backend_and_the_auto_choice(monkeypatch: pytest.Mon
     monkeypatch.setattr(DockerSandbox, "check", _docker_down)
     result = CliRunner().invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
-    assert "docker" in result.output and "local" in result.output
+    assert "docker" in result.output and "local" in result.output and "unsafe-host" in result.output
     assert "auto picks local" in result.output and "engine down" in result.output
 
 

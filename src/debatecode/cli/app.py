@@ -13,6 +13,7 @@ from debatecode.cli import sandbox as sandbox_cmd
 from debatecode.cli import sessions as sessions_cmd
 from debatecode.cli import solve as solve_cmd
 from debatecode.cli import sweep as sweep_cmd
+from debatecode.cli.common import ErrorBoundaryGroup, setup_logging
 
 app = typer.Typer(
     name="debatecode",
@@ -20,6 +21,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=ErrorBoundaryGroup,
+    epilog="Exit status: 0 ok; 1 tests fail (solve); 2 bad input; 3 run failure or unexpected error; "
+    "4 rejected at an approval gate; 130 interrupted. See docs/cli.md.",
 )
 
 app.command("solve", help=solve_cmd.__doc__)(solve_cmd.solve)
@@ -46,8 +50,13 @@ def root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Debug logging for any command, with the traceback of an unexpected error."
+    ),
 ) -> None:
     """debatecode: multi-agent code debate with sandboxed verification."""
+    if verbose:
+        setup_logging(everywhere=True)
 
 
 def main() -> None:

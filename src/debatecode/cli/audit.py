@@ -4,21 +4,71 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
 from debatecode.cli.common import console, err_console, fail, reporting_errors, setup_logging
+
+if TYPE_CHECKING:
+    from debatecode.store.repository import SessionStore
 
 __all__ = ["approve", "audit", "gates", "reject", "replay"]
 
 _CONFIG_HELP = "Config file (default: ./debatecode.toml if present); its store_url picks the store."
 
 
-def _open_store(config_file: Path | None):  # type: ignore[no-untyped-def]
+def _open_store(config_file: Path | None) -> SessionStore:
     from debatecode.config import load_config
     from debatecode.store import open_store
 
     return open_store(load_config(config_file).store_url)
+
+
+def _read_trail(path: Path) -> dict[str, Any]:
+    """An audit trail file, checked for the parts a replay reads.
+
+    Raises:
+        ConfigError: the file is missing, not JSON, or not an audit trail.
+    """
+    from pydantic import BaseModel, ConfigDict, ValidationError
+
+    from debatecode.errors import ConfigError
+    from debatecode.protocol.state import TurnRecord
+
+    class _Part(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+    class _Session(_Part):
+        id: str
+
+    class _Task(_Part):
+        path: str
+        text: str | None = None
+
+    class _Trail(_Part):
+        session: _Session
+        task: _Task
+        config: dict[str, Any]
+        turns: list[TurnRecord]
+        outcome: dict[str, Any] | None = None
+
+    remedy = "write one with `debatecode sessions audit ID -o FILE`"
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read audit trail {path}: {exc.strerror}; {remedy}") from exc
+    try:
+        trail = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise ConfigError(f"audit trail {path} is not UTF-8 JSON ({exc}); {remedy}") from exc
+    try:
+        _Trail.model_validate(trail)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the file"
+        raise ConfigError(f"{path} is not a debatecode audit trail ({where}: {first['msg']}); {remedy}") from exc
+    return cast("dict[str, Any]", trail)
 
 
 def audit(
@@ -46,7 +96,11 @@ def audit(
 def replay(
     trail_file: Path = typer.Argument(..., help="An audit trail written by `debatecode sessions audit`."),
     out: Path = typer.Option(Path("replay-out"), "--out", "-o", help="Output folder of the replayed session."),
-    sandbox: str | None = typer.Option(None, "--sandbox", help="docker, local or auto."),
+    sandbox: str | None = typer.Option(
+        None,
+        "--sandbox",
+        help="auto (Docker, else bubblewrap, else refuse), docker, local (bubblewrap) or unsafe-host (no isolation).",
+    ),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
 ) -> None:
     """Re-run a session from its audit trail, answering every model turn with its recorded reply.
@@ -57,7 +111,10 @@ def replay(
     import tempfile
     import uuid
 
-    from debatecode._api import build_services, solve_async
+    from pydantic import ValidationError
+
+    from debatecode._api import build_services
+    from debatecode.cli.session_runner import run_debate
     from debatecode.config import DebateConfig, load_config
     from debatecode.errors import ConfigError
     from debatecode.llm.scripted import register_scripted, unregister_scripted
@@ -66,10 +123,7 @@ def replay(
 
     setup_logging()
     with reporting_errors():
-        try:
-            trail = json.loads(trail_file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise fail(f"cannot read audit trail {trail_file}: {exc}", 2) from None
+        trail = _read_trail(trail_file)
         text = trail["task"].get("text")
         if text is None:
             raise ConfigError(f"the audit trail {trail_file} does not include the task text; replay needs it")
@@ -78,9 +132,15 @@ def replay(
         try:
             current = load_config(config_file)
             stored = {k: v for k, v in trail["config"].items() if k not in ("models", "agent_models")}
-            config = DebateConfig.model_validate(
-                {**stored, "model": f"scripted/{name}", "out": str(out), "store_url": current.store_url}
-            )
+            try:
+                config = DebateConfig.model_validate(
+                    {**stored, "model": f"scripted/{name}", "out": str(out), "store_url": current.store_url}
+                )
+            except ValidationError as exc:
+                raise ConfigError(
+                    f"the config in audit trail {trail_file} is not valid for this debatecode: "
+                    f"{exc.error_count()} problem(s), first: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}"
+                ) from exc
             if sandbox:
                 config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": sandbox})})
             with tempfile.TemporaryDirectory() as tmp:
@@ -89,8 +149,10 @@ def replay(
                 task = load_task(task_path) if task_path.is_file() else parse_task(text)
                 human = ReplayHuman(trail) if trail.get("human_decisions") else None
                 services = build_services(config, sandbox_backend=sandbox)
-                result = asyncio.run(solve_async(task, config, services=services, human=human))
-                asyncio.run(services.aclose())
+                try:
+                    result = run_debate(task, config, services, human=human)
+                finally:
+                    asyncio.run(services.aclose())
         finally:
             unregister_scripted(name)
     original = trail["outcome"] or {}

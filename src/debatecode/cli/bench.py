@@ -38,7 +38,11 @@ def humaneval(
     out: Path = typer.Option(
         Path("bench-out/humaneval"), "--out", "-o", help="Results folder (a re-run continues it)."
     ),
-    sandbox: str | None = typer.Option(None, "--sandbox", help="docker, local or auto."),
+    sandbox: str | None = typer.Option(
+        None,
+        "--sandbox",
+        help="auto (Docker, else bubblewrap, else refuse), docker, local (bubblewrap) or unsafe-host (no isolation).",
+    ),
     wisdom: bool = typer.Option(
         False, "--wisdom", help="Keep cross-problem lessons on (off: they would favour reflecting strategies)."
     ),
@@ -108,11 +112,22 @@ def humaneval(
 
 async def _score(path: Path, problems: list[dict[str, Any]], base: DebateConfig, sandbox: str | None) -> None:
     from debatecode.bench.humaneval import pass_at_k, read_samples, score_samples
+    from debatecode.errors import ConfigError
     from debatecode.sandbox import create_sandbox
 
     samples = read_samples(path)
     by_id = {str(p["task_id"]): p for p in problems}
-    samples = [s for s in samples if s["task_id"] in by_id]
+    if not samples:
+        raise ConfigError(f"predictions file {path} has no samples; write one JSON object per line")
+    known = [s for s in samples if s["task_id"] in by_id]
+    if not known:
+        chosen = "HumanEval/0 to HumanEval/163" if len(problems) == 164 else f"the {len(problems)} chosen problems"
+        raise ConfigError(
+            f"none of the {len(samples)} samples in {path} is for a chosen problem "
+            f"(the first has task_id {samples[0]['task_id']!r}); task_id must name one of {chosen}: "
+            "fix the ids, or the --problems / --limit selection"
+        )
+    samples = known
     box = create_sandbox(base.sandbox, sandbox or base.sandbox.backend)
     try:
         passed = await score_samples(box, by_id, samples)

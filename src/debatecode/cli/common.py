@@ -1,26 +1,63 @@
-"""What every command shares: consoles, logging set-up and error reporting."""
+"""What every command shares: consoles, logging set-up and error reporting.
+
+Exit statuses are ``debatecode.errors.ExitCode``. Errors become one message
+and the status of their kind in two places: ``reporting_errors`` inside a
+command, and ``ErrorBoundaryGroup`` around every command, which also turns
+any *unexpected* exception into one line and ``RUN_FAILED`` (3), with the
+traceback logged at debug level (shown with ``-v``).
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
-__all__ = ["console", "err_console", "fail", "reporting_errors", "setup_logging"]
+if TYPE_CHECKING:
+    from typer._click import Context as ClickContext  # typer >= 0.20 vendors click
+
+__all__ = [
+    "ErrorBoundaryGroup",
+    "console",
+    "err_console",
+    "error_boundary",
+    "fail",
+    "reporting_errors",
+    "setup_logging",
+]
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
+logger = logging.getLogger("debatecode.cli")
+
+_UNEXPECTED_SHOWN = 300
+"""Characters of an unexpected exception's message shown on its one line."""
 
 
-def setup_logging(verbose: bool = False) -> None:
-    """Route debatecode's module loggers to stderr through rich. Handlers live only in the CLI."""
+class _Verbosity:
+    """Whether the root ``debatecode -v`` asked for debug logging in every command."""
+
+    everywhere = False
+
+
+def setup_logging(verbose: bool = False, *, everywhere: bool = False) -> None:
+    """Route debatecode's module loggers to stderr through rich. Handlers live only in the CLI.
+
+    ``verbose`` (a command's ``-v``) turns on debug logging; ``everywhere``
+    (the root ``debatecode -v``) keeps it on whatever the command asks later.
+    """
     from rich.logging import RichHandler
 
+    _Verbosity.everywhere = _Verbosity.everywhere or everywhere
+    verbose = verbose or _Verbosity.everywhere
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     handler = RichHandler(console=err_console, show_time=False, show_path=False, markup=False, rich_tracebacks=False)
     handler.setFormatter(logging.Formatter("%(message)s"))
@@ -40,15 +77,90 @@ def fail(message: str, code: int, hint: str | None = None) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _plain(text: str) -> str:
+    """``text`` safe to print through rich markup."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
 @contextmanager
 def reporting_errors() -> Iterator[None]:
     """Turn debatecode errors into a clear message and the exit code of their kind."""
-    from debatecode.errors import DebatecodeError
+    from debatecode.errors import DebatecodeError, ExitCode
 
     try:
         yield
     except DebatecodeError as exc:
-        raise fail(str(exc), exc.exit_code) from None
+        logger.debug("%s: %s", type(exc).__name__, exc, exc_info=True)
+        raise fail(_plain(str(exc)), exc.exit_code) from None
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
+
+
+@contextmanager
+def error_boundary() -> Iterator[None]:
+    """The last line of defence around a command.
+
+    debatecode errors get their message and exit status; Ctrl-C exits 130;
+    anything else is a bug: one line naming it, exit 3, and the traceback
+    logged at debug level (printed with ``-v``). Exits and click's own usage
+    errors pass through untouched.
+    """
+    from debatecode.errors import DebatecodeError, ExitCode
+
+    try:
+        yield
+    except (typer.Exit, typer.Abort, typer.TyperException):
+        raise
+    except DebatecodeError as exc:
+        logger.debug("%s: %s", type(exc).__name__, exc, exc_info=True)
+        raise fail(_plain(str(exc)), exc.exit_code) from None
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    except Exception as exc:
+        logger.debug("unexpected error, traceback follows", exc_info=exc)
+        raise fail(_plain(_one_line(exc)), ExitCode.RUN_FAILED) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    if len(first) > _UNEXPECTED_SHOWN:
+        first = first[: _UNEXPECTED_SHOWN - 1] + "…"
+    detail = f": {first}" if first else ""
+    return (
+        f"unexpected {type(exc).__name__}{detail} "
+        "(a bug in debatecode: run again with -v for the traceback, and please report it)"
+    )
+
+
+class ErrorBoundaryGroup(TyperGroup):
+    """The root command group: runs every sub-command inside ``error_boundary``."""
+
+    def invoke(self, ctx: ClickContext) -> Any:
+        with error_boundary(), _terminate_as_interrupt():
+            return super().invoke(ctx)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM (``timeout``, ``docker stop``, a cancelled CI job) like Ctrl-C.
+
+    The session in progress is then stopped as ``cancelled`` instead of being
+    left ``running`` by a process that died without cleaning up.
+    """
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

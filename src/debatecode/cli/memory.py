@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from debatecode.cli.common import console, fail, reporting_errors
+from debatecode.errors import ExitCode
 
 if TYPE_CHECKING:
     from debatecode.memory import EpisodicMemory, Lesson, WisdomStore
@@ -102,6 +103,13 @@ def search_episodes(
     """Find the episodes most similar to QUERY, best first."""
     from rich.table import Table
 
+    if not query.strip():
+        raise fail(
+            "the search query is empty",
+            ExitCode.BAD_INPUT,
+            hint='give words to look for, e.g. `debatecode memory search "off by one"`; '
+            "`debatecode memory list` shows every episode",
+        )
     with reporting_errors():
         memory = _memory(config_file)
         try:

@@ -33,10 +33,10 @@ def _console() -> Console:
 
 @app.command()
 def doctor() -> None:
-    """Show each backend, whether it is usable here and why, and which one `auto` picks."""
+    """Show each backend, whether it is usable here and why, and which one `auto` picks (or why it refuses)."""
     from debatecode.config import load_config
     from debatecode.errors import DebatecodeError
-    from debatecode.sandbox.registry import describe_backends
+    from debatecode.sandbox.registry import UNSAFE_HOST, auto_refusal, describe_backends
 
     console = _console()
     try:
@@ -53,21 +53,32 @@ def doctor() -> None:
     table.add_column("why", overflow="fold")
     for status in statuses:
         usable = "[green]yes[/green]" if status.usable else "[red]no[/red]"
-        table.add_row(status.name, usable, "[bold]<-[/bold]" if status.chosen else "", status.reason)
+        picks = "[bold]<-[/bold]" if status.chosen else ""
+        if status.name == UNSAFE_HOST:
+            usable = "[yellow]yes, unsafe[/yellow]" if status.usable else usable
+            picks = "never"
+        table.add_row(status.name, usable, picks, status.reason)
     console.print(table)
     chosen = next((s for s in statuses if s.chosen), None)
-    docker = next(s for s in statuses if s.name == "docker")
+    by_name = {s.name: s for s in statuses}
     if chosen is None:
-        console.print("[red]No backend is usable here; jobs cannot run.[/red]")
+        refusal = auto_refusal(by_name["docker"].reason, by_name["local"].reason)
+        console.print(f"[red]auto would refuse to run jobs:[/red] {refusal}", soft_wrap=True)
     elif chosen.name == "docker":
         console.print("auto picks [bold]docker[/bold]: the engine answers and the image is present.")
     else:
         console.print(
-            f"auto picks [bold yellow]{chosen.name}[/bold yellow] because Docker is not usable: {docker.reason}"
+            f"auto picks [bold yellow]{chosen.name}[/bold yellow] (bubblewrap) because Docker is not usable: "
+            f"{by_name['docker'].reason}",
+            soft_wrap=True,
         )
     console.print(
         f"configured backend: [bold]{settings.backend}[/bold] (sandbox.backend / DEBATECODE_SANDBOX__BACKEND)"
     )
+    if settings.backend == UNSAFE_HOST:
+        console.print(
+            f"[bold red]{UNSAFE_HOST} is configured: generated code runs on this host without isolation.[/bold red]"
+        )
 
 
 @app.command()
@@ -106,7 +117,12 @@ def build(
 def exec_file(
     file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="Python file to run.")],
     backend: Annotated[
-        str | None, typer.Option("--backend", "-b", help="auto, docker or local (default: sandbox.backend).")
+        str | None,
+        typer.Option(
+            "--backend",
+            "-b",
+            help="auto, docker, local (bubblewrap) or unsafe-host (no isolation) (default: sandbox.backend).",
+        ),
     ] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="Wall-clock limit in seconds.")] = None,
     memory: Annotated[int | None, typer.Option("--memory", min=32, help="Memory limit in MiB.")] = None,

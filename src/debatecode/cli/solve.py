@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 
 from debatecode.cli.common import console, err_console, fail, reporting_errors, setup_logging
+from debatecode.errors import ExitCode
+
+if TYPE_CHECKING:
+    from debatecode.config import DebateConfig
+    from debatecode.protocol.engine import DebateResult
+    from debatecode.store.repository import SessionStore
 
 __all__ = ["solve"]
-
-EXIT_OK, EXIT_TESTS_FAIL = 0, 1
 
 
 def solve(
@@ -29,7 +34,9 @@ def solve(
         None, "--rounds", "-r", help="Debate rounds (critique, then review) at most (default 1)."
     ),
     sandbox: str | None = typer.Option(
-        None, "--sandbox", help="docker, local or auto (default: docker when an engine answers)."
+        None,
+        "--sandbox",
+        help="auto (Docker, else bubblewrap, else refuse), docker, local (bubblewrap) or unsafe-host (no isolation).",
     ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Output folder for solution.py, report.md and the version repository."
@@ -63,7 +70,7 @@ def solve(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
 ) -> None:
     """Debate a solution to TASK. Exit 0 when the final code passes every visible test, 1 when it does not,
-    2 on bad input, 3 when the run failed (model, sandbox, budget)."""
+    2 on bad input, 3 when the run failed (model, sandbox, budget), 4 when rejected at an approval gate."""
     setup_logging(verbose)
     overrides: dict[str, Any] = {
         "model": model,
@@ -116,38 +123,66 @@ def _solve(
     import asyncio
     import sys
 
-    from debatecode._api import _stored_config, build_services, solve_async
+    from debatecode._api import _stored_config, build_services
     from debatecode.cli.render import LiveRenderer, print_summary
+    from debatecode.cli.session_runner import run_debate
     from debatecode.config import load_config
     from debatecode.protocol.events import EventBus
     from debatecode.task import load_task
 
     if config_file is not None and not config_file.is_file():
-        raise fail(f"config file {config_file} does not exist", 2)
+        raise fail(f"config file {config_file} does not exist", ExitCode.BAD_INPUT)
     config = load_config(config_file, overrides)
     if resume is not None:
         config = _stored_config(config, resume)
-    parsed = load_task(task)
+    parsed = load_task(task, max_bytes=config.task_max_bytes)
     with console.status("checking model, sandbox and store…", spinner="dots"):
         services = build_services(config, sandbox_backend=sandbox)
-    bus = EventBus()
-    renderer = LiveRenderer(console, parsed, config)
-    bus.subscribe(renderer)
-    human = None
-    if config.checkpoints.enabled and sys.stdin.isatty() and console.is_terminal:
-        from debatecode.cli.human import TerminalHuman
+    try:
+        bus = EventBus()
+        renderer = LiveRenderer(console, parsed, config)
+        bus.subscribe(renderer)
+        human = None
+        if config.checkpoints.enabled and sys.stdin.isatty() and console.is_terminal:
+            from debatecode.cli.human import TerminalHuman
 
-        human = TerminalHuman(console, renderer.paused)
-    with renderer:
-        result = asyncio.run(solve_async(parsed, config, bus=bus, services=services, resume=resume, human=human))
-    asyncio.run(services.aclose())
-    print_summary(console, result)
+            human = TerminalHuman(console, renderer.paused)
+        with renderer:
+            result = run_debate(parsed, config, services, bus=bus, human=human, resume=resume)
+        print_summary(console, result)
+        return _exit_code(result, task, config, services.store)
+    finally:
+        asyncio.run(services.aclose())
+
+
+def _exit_code(result: DebateResult, task: Path, config: DebateConfig, store: SessionStore) -> int:
+    from debatecode.protocol.gates import rejecting_gate
+
+    resume_hint = f"`debatecode solve {task} --resume {result.session.id}`"
     if result.status in ("failed", "budget_exceeded"):
-        err_console.print(f"[bold red]{result.status}:[/] {result.error}", soft_wrap=True)
+        err_console.print(f"[bold red]{result.status}:[/] {escape(str(result.error))}", soft_wrap=True)
         err_console.print(
             f"[yellow]hint:[/] session {result.session.id} and its turns are saved; "
-            f"fix the cause, then run `debatecode solve {task} --resume {result.session.id}`.",
+            f"fix the cause, then run {resume_hint}.",
             soft_wrap=True,
         )
-        return 3
-    return EXIT_OK if result.all_passed else EXIT_TESTS_FAIL
+        return ExitCode.RUN_FAILED
+    if result.status == "cancelled":
+        gate = rejecting_gate(store, result.session.id, config.gates)
+        if gate is not None:
+            session_id = result.session.id
+            if gate.status == "timed_out":
+                what = f"the {gate.phase} gate timed out ({gate.reason}), which counts as a rejection"
+                hint = 'raise `gates.timeout_s`, or set `gates.on_timeout = "approve"`, then run solve again'
+            else:
+                by = f" by {gate.reviewer}" if gate.reviewer else ""
+                what = f"rejected at the {gate.phase} gate{by}" + (f": {gate.reason}" if gate.reason else "")
+                hint = "run solve again for a new session (a --resume would replay the rejection)"
+            err_console.print(
+                f"[bold red]rejected:[/] {escape(what)}. Session {session_id} stopped as cancelled; "
+                f"its results so far are in {escape(str(config.out))}.",
+                soft_wrap=True,
+            )
+            err_console.print(f"[yellow]hint:[/] {escape(hint)}.", soft_wrap=True)
+            return ExitCode.GATE_REJECTED
+    return ExitCode.OK if result.all_passed else ExitCode.TESTS_FAILED

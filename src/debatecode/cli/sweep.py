@@ -19,7 +19,11 @@ def sweep(
         help="KEY=V1,V2,... : any config key (dotted for sections) and the values to try. Repeat for a grid.",
     ),
     model: str | None = typer.Option(None, "--model", "-m", help="Model for every run (else the config's)."),
-    sandbox: str | None = typer.Option(None, "--sandbox", help="docker, local or auto."),
+    sandbox: str | None = typer.Option(
+        None,
+        "--sandbox",
+        help="auto (Docker, else bubblewrap, else refuse), docker, local (bubblewrap) or unsafe-host (no isolation).",
+    ),
     out: Path = typer.Option(
         Path("sweep-out"), "--out", "-o", help="Folder for sweep.md, sweep.png, sweep.jsonl and each run's outputs."
     ),

@@ -246,18 +246,24 @@ def load_script_file(path: Path | str) -> ScriptedModel:
     """Build a ``ScriptedModel`` from a YAML script (format in ``docs/models.md``).
 
     Raises:
-        ScriptFileError: the file is missing, is not valid YAML, or does not follow
-            the format; the message names the file, the line and the offending key.
+        ScriptFileError: the file is missing, is not UTF-8 or not valid YAML, or does not
+            follow the format; the message names the file, the line and the offending key.
     """
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScriptFileError(file, "script file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ScriptFileError(
+            file, f"not a YAML text file: not valid UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8 YAML"
+        ) from exc
     except OSError as exc:
         raise ScriptFileError(file, f"cannot read script file: {exc.strerror}") from exc
     try:
         data = yaml.load(text, Loader=_LineLoader)  # a SafeLoader subclass: plain data only
+    except RecursionError as exc:
+        raise ScriptFileError(file, "invalid YAML: nested too deeply") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)

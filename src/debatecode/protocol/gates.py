@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from debatecode.protocol.run import DebateRun
     from debatecode.store.repository import SessionStore
 
-__all__ = ["GateKeeper"]
+__all__ = ["GateKeeper", "approves", "rejecting_gate"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,9 +62,7 @@ class GateKeeper:
         await asyncio.to_thread(self.store.add_gate, gate)
         run.bus.emit(GateRequested(run.session_id, phase, gate.summary, gate.id))
         decided = await self._decide(run, gate)
-        approved = decided.status == "approved" or (
-            decided.status == "timed_out" and self.settings.on_timeout == "approve"
-        )
+        approved = approves(decided, self.settings)
         turn = run.tool_turn(
             round_no=round_no,
             phase="gate",
@@ -105,6 +103,23 @@ class GateKeeper:
         return await asyncio.to_thread(
             self.store.decide_gate, gate.id, "timed_out", reason=f"no decision within {self.settings.timeout_s:g}s"
         )
+
+
+def approves(gate: GateRecord, settings: GateSettings) -> bool:
+    """Whether a decided gate lets the debate go on: approved, or timed out with ``on_timeout = "approve"``."""
+    return gate.status == "approved" or (gate.status == "timed_out" and settings.on_timeout == "approve")
+
+
+def rejecting_gate(store: SessionStore, session_id: str, settings: GateSettings) -> GateRecord | None:
+    """The gate that stopped session ``session_id`` (rejected, or timed out as a rejection), if one did.
+
+    Raises:
+        StoreError: the gates could not be read.
+    """
+    return next(
+        (gate for gate in store.gates(session_id) if gate.status != "pending" and not approves(gate, settings)),
+        None,
+    )
 
 
 def _summary(run: DebateRun, phase: str) -> str:

@@ -7,9 +7,12 @@ generated from these docstrings.
 
 from __future__ import annotations
 
-from typing import Literal
+import difflib
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from debatecode.agents.roles import ROLES, role_names
 
 __all__ = [
     "AdversarialSettings",
@@ -18,6 +21,7 @@ __all__ = [
     "CritiqueSettings",
     "DehallucinationSettings",
     "GateSettings",
+    "LLMRoleName",
     "OptimizationSettings",
     "ParticipantSettings",
     "PhaseSettings",
@@ -29,6 +33,22 @@ __all__ = [
 PhaseName = Literal[
     "dehallucination", "self_evolvement", "proposal", "critique", "review", "optimization", "adversarial", "convergence"
 ]
+
+
+def _known_llm_role(name: str) -> str:
+    """``name`` when it is a role a model can play, else a ``ValueError`` that lists those roles."""
+    role = ROLES.get(name)
+    if role is None or role.kind != "llm":
+        known = [r for r in role_names() if ROLES[r].kind == "llm"]
+        what = "a tool role, played by the sandbox" if role is not None else "not a known role"
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"{name!r} is {what}{hint}; roles a model can play: {', '.join(known)}")
+    return name
+
+
+LLMRoleName = Annotated[str, AfterValidator(_known_llm_role)]
+"""A role name from ``debatecode.agents.roles`` that a model plays (``judge``, ``security``...)."""
 
 
 class _Section(BaseModel):
@@ -86,8 +106,8 @@ class CritiqueSettings(_Section):
 class ReviewSettings(_Section):
     """Code review of the leading candidate."""
 
-    reviewers: list[str] = Field(default_factory=lambda: ["judge", "contrarian", "security"])
-    """Roles that review each round. Cross-cutting roles (security) always speak last."""
+    reviewers: list[LLMRoleName] = Field(default_factory=lambda: ["judge", "contrarian", "security"])
+    """Roles that review each round, by name (``judge``, ``contrarian``, ``security``...); an unknown role is a config error that lists the known ones. Cross-cutting roles (security) always speak last."""
     satisfaction_target: int = Field(default=90, ge=0, le=100)
     """Every reviewer at or above this is consensus."""
     min_progress: float = Field(default=5.0, ge=0)
@@ -99,8 +119,8 @@ class ReviewSettings(_Section):
 class OptimizationSettings(_Section):
     """Performance and refactoring passes over the leader."""
 
-    roles: list[str] = Field(default_factory=lambda: ["performance_analyzer", "refactorer"])
-    """Roles that try an improvement, in order."""
+    roles: list[LLMRoleName] = Field(default_factory=lambda: ["performance_analyzer", "refactorer"])
+    """Roles that try an improvement, in order; an unknown role is a config error."""
 
 
 class AdversarialSettings(_Section):

@@ -21,7 +21,7 @@ import docker.errors
 import requests.exceptions
 
 from debatecode.errors import SandboxError
-from debatecode.sandbox._docker_spec import ContainerShape, container_spec, job_expiry
+from debatecode.sandbox._docker_spec import DEFAULT_MAX_HOST_SHARE, ContainerShape, container_spec, job_expiry
 from debatecode.sandbox._engine import DOCKER_ERRORS, engine_unavailable, image_missing
 from debatecode.sandbox._hygiene import ContainerReaper
 from debatecode.sandbox.base import ExecJob, ExecResult
@@ -57,6 +57,7 @@ class FreshContainerRunner:
         labels: extra labels for every container.
         host_grace_s: how long past the job's own limit the host waits before it kills the container.
         reaper: kills containers that outlive even that.
+        max_host_share: the largest share of this machine's memory and CPUs a container gets.
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class FreshContainerRunner:
         labels: Mapping[str, str],
         host_grace_s: float,
         reaper: ContainerReaper,
+        max_host_share: float = DEFAULT_MAX_HOST_SHARE,
     ) -> None:
         self._client = client
         self._image = image
@@ -75,6 +77,7 @@ class FreshContainerRunner:
         self._labels = dict(labels)
         self._host_grace_s = host_grace_s
         self._reaper = reaper
+        self._max_host_share = max_host_share
         self.active: dict[str, Container] = {}
         """Job id -> container, for jobs in flight."""
 
@@ -129,7 +132,7 @@ class FreshContainerRunner:
         """The container spec of a fresh job container."""
         return container_spec(
             self._image,
-            ContainerShape.of(job.limits),
+            ContainerShape.of(job.limits, max_host_share=self._max_host_share),
             kind="job",
             command=["python3", "-c", runner_source()],
             environment=environment,

@@ -5,13 +5,20 @@ containers are locked down the same way:
 
 - no network (``network_mode=none``), a private IPC namespace;
 - every capability dropped, ``no-new-privileges``, uid 10001 (not root);
+- debatecode's own seccomp allowlist (``_seccomp.py``): no io_uring, key rings,
+  eBPF, perf events, userfaultfd, ptrace, namespaces or mounts;
 - a read-only root; size-capped tmpfs mounts for ``/work``, ``/tmp`` and ``/dev/shm``;
-- cgroup limits: memory equal to memory+swap, a pids limit, a CPU quota;
-- ulimits on open files and on file size.
+- cgroup limits: memory equal to memory+swap, a pids limit, a CPU quota, the
+  memory and CPU clamped to ``max_host_share`` of this machine (``ContainerShape.of``);
+- ulimits on open files and on file size, and no core dumps (soft = hard = 0).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+import math
+import os
 import time
 import uuid
 from collections.abc import Mapping
@@ -20,7 +27,9 @@ from typing import Any, Literal
 
 from docker.types import Ulimit
 
+from debatecode.sandbox._seccomp import seccomp_profile_json
 from debatecode.sandbox.base import Limits
+from debatecode.sandbox.settings import SandboxSettings
 
 __all__ = [
     "EXPIRES_LABEL",
@@ -30,8 +39,11 @@ __all__ = [
     "OWNER_LABEL",
     "SANDBOX_UID",
     "ContainerShape",
+    "HostResources",
     "container_spec",
 ]
+
+logger = logging.getLogger(__name__)
 
 LABEL = "debatecode"
 """Every sandbox container carries ``debatecode=1``."""
@@ -45,6 +57,11 @@ EXPIRES_LABEL = "debatecode.expires"
 SANDBOX_UID = "10001:10001"
 NOFILE = 1024
 MIN_TMP_MB = 16
+MIN_MEMORY_MB = 32
+"""A clamped memory limit never goes below ``Limits``' own floor."""
+MIN_CPUS = 0.01
+"""The smallest CPU quota Docker accepts."""
+DEFAULT_MAX_HOST_SHARE: float = SandboxSettings.model_fields["max_host_share"].default
 
 ContainerKind = Literal["job", "pool"]
 
@@ -59,8 +76,75 @@ class ContainerShape:
     disk_mb: int
 
     @classmethod
-    def of(cls, limits: Limits) -> ContainerShape:
-        return cls(memory_mb=limits.memory_mb, pids=limits.pids, cpus=limits.cpus, disk_mb=limits.disk_mb)
+    def of(
+        cls, limits: Limits, *, max_host_share: float = DEFAULT_MAX_HOST_SHARE, host: HostResources | None = None
+    ) -> ContainerShape:
+        """The shape of a container for jobs with ``limits``.
+
+        Memory and CPUs are clamped to ``max_host_share`` of ``host`` (default: this
+        machine), so that no job can ask for the whole host; each distinct clamp is
+        logged once, as a WARNING.
+        """
+        host = host or HostResources.current()
+        memory_mb, cpus = limits.memory_mb, limits.cpus
+        if host.memory_mb is not None:
+            cap_mb = max(MIN_MEMORY_MB, int(host.memory_mb * max_host_share))
+            if memory_mb > cap_mb:
+                _warn_clamped("memory_mb", memory_mb, cap_mb, max_host_share, f"{host.memory_mb} MiB of memory")
+                memory_mb = cap_mb
+        if host.cpus is not None:
+            cap_cpus = max(MIN_CPUS, math.floor(host.cpus * max_host_share * 100) / 100)
+            if cpus > cap_cpus:
+                _warn_clamped("cpus", cpus, cap_cpus, max_host_share, f"{host.cpus} CPUs")
+                cpus = cap_cpus
+        return cls(memory_mb=memory_mb, pids=limits.pids, cpus=cpus, disk_mb=limits.disk_mb)
+
+
+@dataclass(frozen=True)
+class HostResources:
+    """The memory and CPUs of the machine, which container requests are clamped against (``None``: unknown)."""
+
+    memory_mb: int | None
+    cpus: int | None
+
+    @staticmethod
+    @functools.cache
+    def current() -> HostResources:
+        """This machine's resources: ``MemTotal`` of ``/proc/meminfo`` and the CPU count (read once)."""
+        return HostResources(memory_mb=_host_memory_mb(), cpus=os.cpu_count())
+
+
+def _host_memory_mb() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                name, _, value = line.partition(":")
+                if name == "MemTotal":
+                    return int(value.split()[0]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+_CLAMPS_LOGGED: set[tuple[str, float, float]] = set()
+
+
+def _warn_clamped(name: str, requested: float, allowed: float, share: float, host: str) -> None:
+    key = (name, requested, allowed)
+    if key in _CLAMPS_LOGGED:
+        return
+    _CLAMPS_LOGGED.add(key)
+    logger.warning(
+        "sandbox %s of %s clamped to %s: a container gets at most sandbox.max_host_share=%s of this host's %s",
+        name,
+        requested,
+        allowed,
+        share,
+        host,
+    )
 
 
 def container_spec(
@@ -113,10 +197,13 @@ def container_spec(
         "pids_limit": shape.pids,
         "nano_cpus": int(shape.cpus * 1_000_000_000),
         "cap_drop": ["ALL"],
-        "security_opt": ["no-new-privileges"],
+        "security_opt": ["no-new-privileges", f"seccomp={seccomp_profile_json()}"],
         "ulimits": [
             Ulimit(name="nofile", soft=NOFILE, hard=NOFILE),
             Ulimit(name="fsize", soft=file_size, hard=file_size),
+            # No core dumps: with a file core_pattern a crash would write its memory into /work; pipe handlers
+            # (systemd-coredump, apport) are told the limit and store nothing. hard = 0: the job cannot raise it.
+            Ulimit(name="core", soft=0, hard=0),
         ],
         "tty": False,
     }

@@ -116,6 +116,7 @@ class DockerSandbox(Sandbox):
             labels=self._labels,
             host_grace_s=host_grace_s,
             reaper=self.reaper,
+            max_host_share=self.settings.max_host_share,
         )
         self._pool: WarmPool | None = None
         self._pool_loop: asyncio.AbstractEventLoop | None = None
@@ -244,7 +245,7 @@ class DockerSandbox(Sandbox):
         pool = self._current_pool()
         if pool is None:
             return 0
-        shape = ContainerShape.of(limits or self._default_limits())
+        shape = ContainerShape.of(limits or self._default_limits(), max_host_share=self.settings.max_host_share)
         return await pool.warm(shape, count if count is not None else pool.size)
 
     def _default_limits(self) -> Limits:
@@ -277,7 +278,7 @@ class DockerSandbox(Sandbox):
         except ValueError as exc:
             raise SandboxError(str(exc), backend=self.name) from exc
         try:
-            container = await pool.acquire(ContainerShape.of(job.limits))
+            container = await pool.acquire(ContainerShape.of(job.limits, max_host_share=self.settings.max_host_share))
         except SandboxUnavailable:
             raise
         except SandboxError as exc:

@@ -14,8 +14,8 @@ class SandboxSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    backend: Literal["auto", "docker", "local"] = "auto"
-    """``docker`` when an engine answers (``auto``), else the weaker ``local`` fallback, which warns."""
+    backend: Literal["auto", "docker", "local", "unsafe-host"] = "auto"
+    """``auto``: ``docker`` when the engine answers and the image is built, else ``local`` (bubblewrap, weaker; it warns), else refuse. ``local``: bubblewrap only. ``unsafe-host``: no isolation but rlimits; the code can reach the host's network, files and processes; only when named."""
     image: str = "debatecode/sandbox-python:latest"
     """Docker image built by ``debatecode sandbox build``."""
     timeout_s: float = Field(default=10.0, gt=0)
@@ -30,6 +30,8 @@ class SandboxSettings(BaseModel):
     """Cap on captured stdout and stderr, each, per job."""
     disk_mb: int = Field(default=64, ge=1)
     """Size of the job's writable work directory, in MiB."""
+    max_host_share: float = Field(default=0.5, gt=0, le=1)
+    """Largest share of this machine's memory and CPUs one Docker container may get; larger requests are clamped to it, with a WARNING."""
     pool_size: int = Field(default=2, ge=0)
     """Warm Docker containers kept running for jobs; each runs one job at a time and is fully reset in between. 0: a fresh container per job."""
     concurrency: int | None = Field(default=None, ge=1)
