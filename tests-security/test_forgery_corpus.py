@@ -156,3 +156,49 @@ def test_the_corpus_scores_zero_through_bench_humaneval_predictions(
     # pass@1 over n samples of one problem is c/n: 0.000 means not one of the forgeries passed.
     assert f"pass@1 0.000 ({len(FORGERIES)} samples" in forged_line, forged_line
     assert "1/1 problems solved" in control_line and "pass@1 1.000 (1 samples" in control_line, control_line
+
+
+SOLVE_TECHNIQUES = ["result_file_then_exit", "always_equal_object", "pytest_conftest_and_plugins"]
+"""A sample through the whole CLI (every technique already goes through the same TestRunner above)."""
+
+
+@pytest.mark.parametrize("backend_name", [pytest.param("docker", marks=pytest.mark.docker), "local"])
+@pytest.mark.parametrize("name", SOLVE_TECHNIQUES)
+def test_forgeries_fail_end_to_end_through_debatecode_solve(
+    backend_name: str, name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The real console script, a scripted model that proposes the forgery: ``solve`` must not report a pass."""
+    if backend_name == "docker":
+        request.getfixturevalue("requires_docker")
+    block = "```python\n" + code_of(FORGERIES[name]).replace("def add(x: int, y: int):", "def add(x, y):") + "```\n"
+    replies = tmp_path / "replies.yaml"
+    replies.write_text(json.dumps({"replies": [], "default": block}), encoding="utf-8")  # JSON is YAML
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEBATECODE_")}
+    env.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"})
+    solved = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("debatecode")),
+            "solve",
+            str(ADD_TASK),
+            "--model",
+            f"scripted:{replies}",
+            "--agents",
+            "1",
+            "--phases",
+            "proposal,convergence",
+            "--sandbox",
+            backend_name,
+            "--no-checkpoints",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    output = " ".join(solved.stdout.split())
+    assert solved.returncode == 1, (solved.returncode, output[-1500:], solved.stderr[-1500:])
+    assert "0/4 tests pass" in output, output[-1500:]
+    assert "Traceback" not in solved.stderr

@@ -1,55 +1,113 @@
 """debatecode: several LLM agents debate their way to correct code; running it settles every claim.
 
 The public surface is small and imported lazily, so ``import debatecode``
-stays fast and never pulls in litellm or the Docker SDK.
+stays fast and never pulls in litellm or the Docker SDK. See docs/python-api.md.
+
+- Run a debate: ``solve()`` (also from a notebook), ``solve_async()``; both return a ``DebateResult``.
+- Configure it: ``load_config()``, ``apply_overrides()``, ``DebateConfig``; tasks: ``load_task()``, ``parse_task()``, ``Task``.
+- Watch it: pass an ``EventBus`` and subscribe to ``Event`` subclasses such as ``TurnCompleted``.
+- Share a sandbox pool between runs: ``build_services()`` -> ``Services``.
+- Benchmarks live in ``debatecode.bench`` (``run_humaneval``, the SWE-bench harness).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from debatecode._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from debatecode._api import Services, apply_overrides, build_services, solve, solve_async
+    from debatecode.config import DebateConfig, load_config
+    from debatecode.errors import BudgetExceeded, ConfigError, DebatecodeError, ModelError, SandboxError, TaskError
+    from debatecode.protocol.engine import DebateResult
+    from debatecode.protocol.events import (
+        AgentStatusChanged,
+        CheckpointDecided,
+        CodeVersionCommitted,
+        Escalated,
+        Event,
+        EventBus,
+        GateDecided,
+        GateRequested,
+        PhaseCompleted,
+        PhaseStarted,
+        RoundCompleted,
+        SessionFinished,
+        SessionStarted,
+        TestsRun,
+        TurnCompleted,
+        VoteCast,
+    )
+    from debatecode.task import Task, load_task, parse_task
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentStatusChanged",
     "BudgetExceeded",
+    "CheckpointDecided",
+    "CodeVersionCommitted",
     "ConfigError",
     "DebateConfig",
     "DebateResult",
     "DebatecodeError",
+    "Escalated",
+    "Event",
+    "EventBus",
+    "GateDecided",
+    "GateRequested",
     "ModelError",
+    "PhaseCompleted",
+    "PhaseStarted",
+    "RoundCompleted",
     "SandboxError",
+    "Services",
+    "SessionFinished",
+    "SessionStarted",
     "Task",
     "TaskError",
+    "TestsRun",
+    "TurnCompleted",
+    "VoteCast",
+    "apply_overrides",
+    "build_services",
     "load_config",
     "load_task",
+    "parse_task",
     "solve",
     "solve_async",
 ]
 
+_EVENTS = (
+    "AgentStatusChanged",
+    "CheckpointDecided",
+    "CodeVersionCommitted",
+    "Escalated",
+    "Event",
+    "EventBus",
+    "GateDecided",
+    "GateRequested",
+    "PhaseCompleted",
+    "PhaseStarted",
+    "RoundCompleted",
+    "SessionFinished",
+    "SessionStarted",
+    "TestsRun",
+    "TurnCompleted",
+    "VoteCast",
+)
+
 _LAZY = {
-    "BudgetExceeded": "debatecode.errors",
-    "ConfigError": "debatecode.errors",
-    "DebatecodeError": "debatecode.errors",
-    "ModelError": "debatecode.errors",
-    "SandboxError": "debatecode.errors",
-    "TaskError": "debatecode.errors",
-    "DebateConfig": "debatecode.config",
-    "load_config": "debatecode.config",
-    "Task": "debatecode.task",
-    "load_task": "debatecode.task",
-    "solve": "debatecode._api",
-    "solve_async": "debatecode._api",
+    **dict.fromkeys(
+        ("BudgetExceeded", "ConfigError", "DebatecodeError", "ModelError", "SandboxError", "TaskError"),
+        "debatecode.errors",
+    ),
+    **dict.fromkeys(("DebateConfig", "load_config"), "debatecode.config"),
+    **dict.fromkeys(("Task", "load_task", "parse_task"), "debatecode.task"),
+    **dict.fromkeys(("Services", "apply_overrides", "build_services", "solve", "solve_async"), "debatecode._api"),
+    **dict.fromkeys(_EVENTS, "debatecode.protocol.events"),
     "DebateResult": "debatecode.protocol.engine",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'debatecode' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*__all__, "__version__"])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), [*__all__, "__version__"])

@@ -1,33 +1,72 @@
-"""The programmatic entry points: ``solve()`` and the service builder the CLI shares."""
+"""The programmatic entry points: ``solve()``, ``solve_async()`` and the service builder the CLI shares.
+
+``solve()`` works both in a plain script and inside a running event loop (a
+Jupyter notebook, an async web handler): there it runs the debate on a loop of
+its own in a worker thread and waits for it, so the caller's loop is never
+re-entered.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import logging
+import threading
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from pydantic_settings import SettingsError
 
 from debatecode.config import DebateConfig, load_config
+from debatecode.errors import ConfigError
 from debatecode.protocol.events import EventBus
 from debatecode.task import Task, load_task
 
-__all__ = ["Services", "build_services", "solve", "solve_async"]
+if TYPE_CHECKING:
+    from debatecode.llm.client import LLMClient
+    from debatecode.protocol.engine import DebateResult
+    from debatecode.protocol.human import HumanInterface
+    from debatecode.sandbox.base import Sandbox
+    from debatecode.store.repository import SessionStore
+
+__all__ = ["Services", "apply_overrides", "build_services", "run_sync", "solve", "solve_async"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass
 class Services:
-    """The I/O layer of a session, built from config (or injected by tests)."""
+    """The I/O layer of a session, built from config (or injected by tests).
 
-    llm: Any
-    sandbox: Any
-    store: Any
+    Reuse one ``Services`` across many ``solve_async`` calls to keep one sandbox
+    pool warm; close it with ``aclose()`` or ``async with``.
+    """
+
+    llm: LLMClient
+    sandbox: Sandbox
+    store: SessionStore
 
     async def aclose(self) -> None:
-        await self.sandbox.aclose()
-        self.store.close()
+        """Close the sandbox (its warm containers) and the store."""
+        try:
+            await self.sandbox.aclose()
+        finally:
+            self.store.close()
+
+    async def __aenter__(self) -> Services:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
 
 def build_services(config: DebateConfig, *, sandbox_backend: str | None = None) -> Services:
@@ -52,6 +91,57 @@ def build_services(config: DebateConfig, *, sandbox_backend: str | None = None) 
     return Services(llm=llm, sandbox=sandbox, store=store)
 
 
+def apply_overrides(config: DebateConfig, overrides: Mapping[str, Any]) -> DebateConfig:
+    """``config`` with ``overrides`` on top, validated as a whole; ``config`` itself is not changed.
+
+    A key names a setting: ``agents``, or a section's setting as ``sandbox__backend``
+    (like the ``DEBATECODE_SANDBOX__BACKEND`` variable) or ``"sandbox.backend"``.
+    A section given as a dict (``sandbox={"backend": "local"}``) updates only the
+    keys it names. ``None`` is a value like any other.
+
+    Raises:
+        ConfigError: an unknown key (named, with the closest known one) or an invalid value.
+    """
+    from debatecode.config import _check_keys
+
+    nested: dict[str, Any] = {}
+    for key, value in overrides.items():
+        parts = key.replace("__", ".").split(".")
+        target = nested
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):
+                raise ConfigError(f"override {key!r} sets a key inside {part!r}, which is not a section", key=key)
+        target[parts[-1]] = value
+    _check_keys(nested, DebateConfig, "solve() overrides")
+    # The full dump is passed, so environment variables cannot creep back in over the given config.
+    merged = _merge(config.model_dump(), nested, type(config))
+    try:
+        return type(config).model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in err['loc'])}: {err['msg']} (got {err.get('input')!r})"
+            for err in exc.errors()
+        )
+        first = ".".join(str(part) for part in exc.errors()[0]["loc"]) if exc.errors() else None
+        raise ConfigError(f"invalid override: {problems}", source="solve() overrides", key=first) from exc
+    except SettingsError as exc:
+        raise ConfigError(f"a DEBATECODE_* environment variable could not be read: {exc}") from exc
+
+
+def _merge(base: dict[str, Any], updates: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """``base`` updated by ``updates``, descending only into sub-settings (a plain dict field is replaced)."""
+    merged = dict(base)
+    for key, value in updates.items():
+        annotation = model.model_fields[key].annotation
+        section = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+        if section is not None and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value, section)
+        else:
+            merged[key] = value
+    return merged
+
+
 async def solve_async(
     task: Task | Path | str,
     config: DebateConfig | None = None,
@@ -59,9 +149,13 @@ async def solve_async(
     bus: EventBus | None = None,
     services: Services | None = None,
     resume: str | None = None,
-    human: Any = None,
-) -> Any:
+    human: HumanInterface | None = None,
+) -> DebateResult:
     """Run a debate on ``task`` (or resume session ``resume``) and return its ``DebateResult``.
+
+    ``task`` is a ``Task`` or the path of a task file; ``config`` defaults to
+    ``load_config()`` (``debatecode.toml``, then ``DEBATECODE_*``). ``bus`` receives
+    the engine's events as they happen. ``services`` are closed only when built here.
 
     Raises:
         TaskError, ConfigError, UnknownModelError: bad input; nothing is stored.
@@ -72,12 +166,17 @@ async def solve_async(
     config = config or load_config()
     if resume is not None and services is None:
         config = _stored_config(config, resume)
-    parsed = task if isinstance(task, Task) else load_task(task)
+    parsed = task if isinstance(task, Task) else load_task(task, max_bytes=config.task_max_bytes)
+    # The engine subscribes its store recorder to the bus it gets: a bus of its own per run keeps the
+    # caller's bus reusable across runs (a shared one would record every later turn twice).
+    run_bus = EventBus()
+    if bus is not None:
+        run_bus.subscribe(bus.emit, critical=True)
     owned = services is None
     services = services or build_services(config)
     try:
         engine = DebateEngine(
-            config, llm=services.llm, sandbox=services.sandbox, store=services.store, bus=bus, human=human
+            config, llm=services.llm, sandbox=services.sandbox, store=services.store, bus=run_bus, human=human
         )
         if resume is not None:
             return await engine.resume(resume, parsed)
@@ -99,14 +198,105 @@ def _stored_config(config: DebateConfig, session_id: str) -> DebateConfig:
     return DebateConfig.model_validate({**stored, "store_url": config.store_url})
 
 
-def solve(task: Task | Path | str, config: DebateConfig | None = None, **overrides: Any) -> Any:
-    """Run a debate on ``task`` to the end; ``overrides`` are config keys (dotted for sections).
+def solve(
+    task: Task | Path | str,
+    config: DebateConfig | None = None,
+    *,
+    bus: EventBus | None = None,
+    services: Services | None = None,
+    resume: str | None = None,
+    human: HumanInterface | None = None,
+    **overrides: Any,
+) -> DebateResult:
+    """Run a debate on ``task`` to the end and return its ``DebateResult``; works in notebooks too.
+
+    ``overrides`` are settings applied on top of ``config`` (or of ``load_config()``
+    when ``config`` is None): ``agents=2``, ``sandbox__backend="local"``; see
+    ``apply_overrides``. The other arguments are those of ``solve_async``.
+
+    Inside a running event loop (Jupyter, IPython, an async framework) the debate
+    runs on its own loop in a worker thread while this call waits; interrupting the
+    wait cancels the debate, which stops as ``cancelled`` with its turns kept.
 
     Example::
 
-        result = debatecode.solve("examples/tasks/add.md", model="scripted:replies.yaml", agents=2)
+        config = debatecode.load_config(overrides={"model": "scripted:replies.yaml"})
+        result = debatecode.solve("examples/tasks/add.md", config, agents=2)
         print(result.status, result.passed, result.total)
+
+    Raises:
+        ConfigError: an unknown or invalid override, a bad config, or overrides with ``resume``.
+        TaskError, UnknownModelError, SandboxUnavailable, StoreError: as ``solve_async``.
     """
-    if overrides:
-        config = load_config(overrides=overrides)
-    return asyncio.run(solve_async(task, config))
+    if resume is not None and set(overrides) - {"store_url"}:
+        raise ConfigError(
+            f"a resumed session runs with the config it started with; drop the overrides "
+            f"{', '.join(sorted(set(overrides) - {'store_url'}))}, or start a new session",
+            key=sorted(set(overrides) - {"store_url"})[0],
+        )
+    effective = config if config is not None else (load_config() if overrides else None)
+    if overrides and effective is not None:
+        effective = apply_overrides(effective, overrides)
+    return run_sync(lambda: solve_async(task, effective, bus=bus, services=services, resume=resume, human=human))
+
+
+def run_sync(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine ``main()`` to completion from synchronous code, with or without a running loop.
+
+    Without a running loop this is ``asyncio.run(main())``. With one (a notebook),
+    ``main()`` runs on a new loop in a worker thread, with a copy of the caller's
+    context variables, and this call blocks until it ends. A ``KeyboardInterrupt``
+    during the wait cancels ``main()``, waits for it to wind down, and is re-raised.
+
+    Raises:
+        Whatever ``main()`` raises.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    return _run_in_worker_thread(main)
+
+
+def _run_in_worker_thread(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[T]]] = []
+    started = threading.Event()
+    finished = threading.Event()
+
+    async def wrapper() -> T:
+        task = asyncio.ensure_future(main())
+        running.append((asyncio.get_running_loop(), task))
+        started.set()
+        return await task
+
+    def target() -> None:
+        try:
+            outcome.append(asyncio.run(wrapper()))
+        except BaseException as exc:  # handed to the waiting thread, which re-raises it
+            failure.append(exc)
+        finally:
+            started.set()
+            finished.set()
+
+    context = contextvars.copy_context()
+    worker = threading.Thread(target=context.run, args=(target,), name="debatecode-solve", daemon=True)
+    logger.debug("an event loop is running in this thread: running the coroutine on a worker thread")
+    worker.start()
+    try:
+        # Short waits, not one join(): an interrupt must reach this thread promptly on every platform.
+        while not finished.wait(0.1):
+            pass
+    except KeyboardInterrupt:
+        started.wait()
+        if running and not finished.is_set():
+            loop, task = running[0]
+            with contextlib.suppress(RuntimeError):  # the loop closed in the meantime: nothing left to cancel
+                loop.call_soon_threadsafe(task.cancel)
+        finished.wait()
+        raise
+    worker.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]

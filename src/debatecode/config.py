@@ -20,12 +20,13 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Union, cast, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from debatecode.errors import ConfigError
 from debatecode.hooks.settings import HooksSettings
+from debatecode.llm.settings import LLMSettings
 from debatecode.memory.settings import MemorySettings, ReflexionSettings
 from debatecode.protocol.settings import (
     AdversarialSettings,
@@ -65,33 +66,6 @@ _NON_SETTING_ENV = {
     "DEBATECODE_REQUIRE_DOCKER",
     "DEBATECODE_IMAGES_DIR",
 }
-
-
-class LLMSettings(BaseModel):
-    """How models are called."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
-    """Sampling temperature for proposals and revisions. Agent 1 always decodes greedily (0.0) for a stable baseline."""
-    max_tokens: int = Field(default=1024, ge=16)
-    """Upper bound on completion tokens per chat-style call."""
-    seed: int = 0
-    """Added to every agent's sampling seed: change it to draw different samples reproducibly."""
-    round_token_budget: int | None = Field(default=None, ge=1)
-    """Per-agent allowance of completion tokens per debate round (each once-only phase counts as a round of its own); calls are capped to what is left, and an agent with nothing left sits the round out. None: unlimited."""
-    completion_max_tokens: int = Field(default=320, ge=16)
-    """Upper bound on completion tokens per completion-style call (base models continue a function body and tend to ramble past it)."""
-    request_timeout_s: float = Field(default=120.0, gt=0)
-    """Timeout of one model request, in seconds."""
-    max_retries: int = Field(default=3, ge=0)
-    """Retries for rate limits, 5xx errors, timeouts and connection errors. Auth and bad-request errors are never retried."""
-    retry_base_delay_s: float = Field(default=1.0, ge=0)
-    """First backoff delay; it doubles on each retry."""
-    api_base: str | None = None
-    """Override the provider's base URL (for example a local vLLM or Ollama server)."""
-    prompt_style: Literal["auto", "chat", "completion"] = "auto"
-    """``completion`` prompts end with the function header (for base models); ``chat`` asks for a fenced code block. ``auto`` picks completion for ``local/`` models."""
 
 
 class DebateConfig(BaseSettings):

@@ -18,9 +18,9 @@ from typing import Any, Literal
 import jinja2
 
 from debatecode.agents.roles import RoleSpec
+from debatecode.execution.results import TestReport
 from debatecode.llm.client import Message
 from debatecode.llm.parsing import COMPLETION_STOP
-from debatecode.protocol.state import TestReport
 from debatecode.task import Task
 
 __all__ = ["KINDS", "Prompt", "PromptStyle", "render_prompt", "template_variants"]

@@ -269,11 +269,11 @@ def _paired_section(records: list[dict[str, Any]], ids: set[str], strategies: Se
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
+    from debatecode.bench._plots import load_pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = load_pyplot(path)
+    if plt is None:
+        return
     figure, axis = plt.subplots(figsize=(6, 4))
     highest = 0.1
     for row in rows:

@@ -222,11 +222,11 @@ def _write(report: SweepReport, out: Path) -> None:
 
 
 def _plot(report: SweepReport, path: Path) -> None:
-    import matplotlib
+    from debatecode.bench._plots import load_pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = load_pyplot(path)
+    if plt is None:
+        return
     rows = report.rows()
     labels = [", ".join(f"{k.split('.')[-1]}={v}" for k, v in row["values"].items()) for row in rows]
     figure, axes = plt.subplots(1, 3, figsize=(max(9, 1.6 * len(rows) * 3), 3.6))

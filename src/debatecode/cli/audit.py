@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 import typer
 
 from debatecode.cli.common import console, err_console, fail, reporting_errors, setup_logging
+from debatecode.cli.output import add_id_column, json_option, print_json, print_table
 
 if TYPE_CHECKING:
     from debatecode.store.repository import SessionStore
@@ -176,9 +177,11 @@ def replay(
 def gates(
     session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    as_json: bool = json_option("an array of the session's gates with every stored field"),
 ) -> None:
     """List a session's approval gates and their decisions."""
     from rich.table import Table
+    from rich.text import Text
 
     with reporting_errors():
         store = _open_store(config_file)
@@ -187,15 +190,29 @@ def gates(
             found = store.gates(session.id)
         finally:
             store.close()
+    if as_json:
+        print_json([gate.model_dump(mode="json") for gate in found])
+        return
     if not found:
-        console.print(f"session {session.id} has no approval gates (they are off unless [gates] enabled = true)")
+        console.print(
+            f"session {session.id} has no approval gates (they are off unless [gates] enabled = true)", markup=False
+        )
         return
     table = Table(header_style="bold")
-    for column in ("gate", "phase", "round", "status", "reviewer", "reason", "summary"):
+    add_id_column(table, "gate")
+    for column in ("phase", "round", "status", "reviewer", "reason", "summary"):
         table.add_column(column)
     for gate in found:
-        table.add_row(gate.id[:10], gate.phase, str(gate.round), gate.status, gate.reviewer, gate.reason, gate.summary)
-    console.print(table)
+        table.add_row(
+            gate.id,
+            gate.phase,
+            str(gate.round),
+            gate.status,
+            Text(gate.reviewer),
+            Text(gate.reason),
+            Text(gate.summary),
+        )
+    print_table(console, table)
 
 
 def _decide(session_id: str, status: str, reason: str, reviewer: str, config_file: Path | None) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from debatecode.cli.common import console, fail, reporting_errors, setup_logging
+from debatecode.cli.output import plot_location
 
 if TYPE_CHECKING:
     from debatecode.config import DebateConfig
@@ -107,7 +108,7 @@ def humaneval(
         )
         report = run_humaneval(chosen, setup, console)
     console.print(report.read_text().split("\n\n![")[0])
-    console.print(f"report: {report}\nplot: {report.parent / 'plot.png'}")
+    console.print(f"report: {report}\nplot: {plot_location(report.parent / 'plot.png')}", markup=False)
 
 
 async def _score(path: Path, problems: list[dict[str, Any]], base: DebateConfig, sandbox: str | None) -> None:

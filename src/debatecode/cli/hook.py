@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
 from debatecode.cli.common import console, fail, reporting_errors, setup_logging
 
@@ -23,7 +24,8 @@ __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True)
 
-_CONFIG_HELP = "Config file (default: ./debatecode.toml if present); [hooks.git] and [hooks.thresholds] apply."
+# Help text goes through rich markup, which would swallow "[hooks.git]": every bracket in it is escaped.
+_CONFIG_HELP = escape("Config file (default: ./debatecode.toml if present); [hooks.git] and [hooks.thresholds] apply.")
 
 
 @app.command("install")
@@ -94,8 +96,6 @@ def run(
 
 def _print_report(checks: list[FileCheck], verbose: bool) -> bool:
     """Print one line per file, then one per finding; return whether anything blocks."""
-    from rich.markup import escape
-
     for check in checks:
         marks = []
         for result in check.results:

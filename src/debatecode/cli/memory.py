@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from debatecode.cli.common import console, fail, reporting_errors
+from debatecode.cli.output import add_id_column, json_option, print_json, print_table
 from debatecode.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -19,7 +20,10 @@ __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True)
 
-_CONFIG_HELP = "Config file (default: ./debatecode.toml if present); its store_url and [memory] pick the memory."
+# Help text goes through rich markup, which would swallow "[memory]": every bracket in it is escaped.
+_CONFIG_HELP = escape(
+    "Config file (default: ./debatecode.toml if present); its store_url and [memory] pick the memory."
+)
 _SNIPPET = 80
 
 
@@ -55,6 +59,7 @@ def list_episodes(
     session: str | None = typer.Option(None, "--session", help="Only episodes of this session (full id)."),
     limit: int = typer.Option(20, "--limit", help="Show at most this many episodes, newest first."),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    as_json: bool = json_option("an array of episodes with every stored field"),
 ) -> None:
     """List stored episodes, newest first."""
     from rich.table import Table
@@ -66,39 +71,52 @@ def list_episodes(
             total = memory.count()
         finally:
             memory.close()
+    if as_json:
+        print_json([e.model_dump(mode="json") for e in episodes])
+        return
     if not episodes:
         console.print("no episodes yet: they are stored when an agent reflects on failing tests")
         return
     table = Table(title=f"{len(episodes)} of {total} episodes", header_style="bold", title_justify="left")
-    for column in ("id", "created", "agent", "session", "task", "attempt", "tests", "reflection"):
+    add_id_column(table)
+    for column in ("created", "agent"):
+        table.add_column(column)
+    add_id_column(table, "session")
+    for column in ("task", "attempt", "tests", "reflection"):
         table.add_column(column)
     for e in episodes:
         table.add_row(
-            e.id[:12],
+            e.id,
             e.created_at.strftime("%Y-%m-%d %H:%M"),
             _cell(e.agent_id),
-            _cell(e.session_id, 12),
+            escape(e.session_id),
             _cell(e.task_title),
             str(e.attempt),
             f"{e.test_results.get('passed', 0)}/{e.test_results.get('total', 0)}",
             _cell(e.reflection),
         )
-    console.print(table)
+    print_table(console, table)
 
 
 @app.command("search")
 def search_episodes(
     query: str = typer.Argument(..., help='What to look for, in words (e.g. "off by one").'),
-    k: int | None = typer.Option(None, "--k", min=1, help="Episodes to return (default: [memory] k)."),
+    k: int | None = typer.Option(None, "--k", min=1, help=escape("Episodes to return (default: [memory] k).")),
     min_similarity: float = typer.Option(
         0.0,
         "--min-similarity",
-        help="Least cosine similarity to show. Scores below [memory] similarity_threshold are marked: "
-        "those episodes would not be retrieved into prompts.",
+        help=escape(
+            "Least cosine similarity to show. Scores below [memory] similarity_threshold are marked: "
+            "those episodes would not be retrieved into prompts."
+        ),
     ),
     agent: str | None = typer.Option(None, "--agent", help="Only episodes of this agent."),
     session: str | None = typer.Option(None, "--session", help="Only episodes of this session (full id)."),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    as_json: bool = json_option(
+        "an array of the episodes found, best first, each with every stored field and its rank, score "
+        "and below_threshold (true: not retrieved into prompts)"
+    ),
 ) -> None:
     """Find the episodes most similar to QUERY, best first."""
     from rich.table import Table
@@ -118,6 +136,14 @@ def search_episodes(
             threshold = memory.settings.similarity_threshold
         finally:
             memory.close()
+    if as_json:
+        print_json(
+            [
+                {"rank": rank, "score": score, "below_threshold": score < threshold, **e.model_dump(mode="json")}
+                for rank, (e, score) in enumerate(hits, start=1)
+            ]
+        )
+        return
     if not hits:
         console.print(
             f"no episode has a similarity of at least {min_similarity:.2f} to {escape(repr(query))} (embedder {embedder})"
@@ -130,18 +156,20 @@ def search_episodes(
         title_justify="left",
         caption_justify="left",
     )
-    for column in ("rank", "score", "agent", "task", "reflection", "id"):
+    for column in ("rank", "score", "agent", "task", "reflection"):
         table.add_column(column)
+    add_id_column(table)
     for rank, (e, score) in enumerate(hits, start=1):
         shown = f"{score:.3f}" + (" ·" if score < threshold else "")
-        table.add_row(str(rank), shown, _cell(e.agent_id), _cell(e.task_title), _cell(e.reflection), e.id[:12])
-    console.print(table)
+        table.add_row(str(rank), shown, _cell(e.agent_id), _cell(e.task_title), _cell(e.reflection), e.id)
+    print_table(console, table)
 
 
 @app.command("show")
 def show_episode(
     episode_id: str = typer.Argument(..., help="Episode id (a unique prefix is enough)."),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    as_json: bool = json_option("the episode with every stored field"),
 ) -> None:
     """Show one episode in full: its task, tests, reflection and code."""
     with reporting_errors():
@@ -150,6 +178,9 @@ def show_episode(
             e = memory.get(episode_id)
         finally:
             memory.close()
+    if as_json:
+        print_json(e.model_dump(mode="json"))
+        return
     results = e.test_results
     console.print(
         f"[bold]episode {e.id}[/] · {escape(e.task_title)} · attempt {e.attempt} · confidence {e.confidence:.2f}"
@@ -244,12 +275,19 @@ def clear_memory(
 @app.command("lessons")
 def list_lessons(
     query: str | None = typer.Argument(None, help="Rank lessons by similarity to this text (default: newest first)."),
-    k: int | None = typer.Option(None, "--k", min=1, help="Lessons to return for QUERY (default: [memory] wisdom_k)."),
+    k: int | None = typer.Option(
+        None, "--k", min=1, help=escape("Lessons to return for QUERY (default: [memory] wisdom_k).")
+    ),
     min_similarity: float | None = typer.Option(
-        None, "--min-similarity", help="Least cosine similarity for QUERY (default: [memory] similarity_threshold)."
+        None,
+        "--min-similarity",
+        help=escape("Least cosine similarity for QUERY (default: [memory] similarity_threshold)."),
     ),
     limit: int = typer.Option(50, "--limit", help="Without QUERY, show at most this many lessons."),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    as_json: bool = json_option(
+        "an array of lessons with every stored field (with QUERY, also each one's rank and score)"
+    ),
 ) -> None:
     """List accumulated lessons, or those most similar to QUERY (looking does not count as a use)."""
     from rich.table import Table
@@ -264,16 +302,25 @@ def list_lessons(
                 ranked = list(wisdom.search(query, k=k, min_similarity=min_similarity))
         finally:
             wisdom.close()
+    if as_json:
+        print_json(
+            [
+                ({"rank": rank, "score": score} if score is not None else {}) | lesson.model_dump(mode="json")
+                for rank, (lesson, score) in enumerate(ranked, start=1)
+            ]
+        )
+        return
     if not ranked:
         console.print("no lessons yet" if query is None else f"no lesson is similar enough to {escape(repr(query))}")
         return
     table = Table(header_style="bold")
-    columns = ("rank", "score", "lesson", "uses", "sources", "id") if query else ("lesson", "uses", "sources", "id")
+    columns = ("rank", "score", "lesson", "uses", "sources") if query else ("lesson", "uses", "sources")
     for column in columns:
         table.add_column(column)
+    add_id_column(table)
     for rank, (lesson, score) in enumerate(ranked, start=1):
-        cells = [escape(lesson.text), str(lesson.uses), str(len(lesson.source_episode_ids)), lesson.id[:12]]
+        cells = [escape(lesson.text), str(lesson.uses), str(len(lesson.source_episode_ids)), lesson.id]
         if score is not None:
             cells = [str(rank), f"{score:.3f}", *cells]
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)

@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from debatecode.cli.common import fail
+from debatecode.cli.output import json_option, print_json
 
 if TYPE_CHECKING:
     from debatecode.config import SandboxSettings
@@ -32,7 +36,11 @@ def _console() -> Console:
 
 
 @app.command()
-def doctor() -> None:
+def doctor(
+    as_json: bool = json_option(
+        'the verdict ({"configured", "auto", "auto_refusal", "backends": [{"name", "usable", "chosen", "reason"}]})'
+    ),
+) -> None:
     """Show each backend, whether it is usable here and why, and which one `auto` picks (or why it refuses)."""
     from debatecode.config import load_config
     from debatecode.errors import DebatecodeError
@@ -42,8 +50,24 @@ def doctor() -> None:
     try:
         settings = load_config().sandbox
     except DebatecodeError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=exc.exit_code) from exc
+        raise fail(escape(str(exc)), exc.exit_code) from exc
+    if as_json:
+        statuses = describe_backends(settings)
+        chosen_name = next((s.name for s in statuses if s.chosen), None)
+        reasons = {s.name: s.reason for s in statuses}
+        print_json(
+            {
+                "configured": settings.backend,
+                "auto": chosen_name,
+                "auto_refusal": None
+                if chosen_name is not None
+                else auto_refusal(reasons.get("docker", ""), reasons.get("local", "")),
+                "backends": [
+                    {"name": s.name, "usable": s.usable, "chosen": s.chosen, "reason": s.reason} for s in statuses
+                ],
+            }
+        )
+        return
     with console.status("probing sandbox backends..."):
         statuses = describe_backends(settings)
     table = Table(title="debatecode sandbox backends", show_lines=True)

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 import typer
 
 from debatecode.cli.common import console, fail, reporting_errors
+from debatecode.cli.output import add_id_column, json_option, print_json, print_table
 
 if TYPE_CHECKING:
     from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TurnRecord
+    from debatecode.store.repository import SessionStore
     from debatecode.vcs.worktree import VersionRepository
 
 __all__ = ["app"]
@@ -20,7 +22,7 @@ app = typer.Typer(no_args_is_help=True)
 _CONFIG_HELP = "Config file (default: ./debatecode.toml if present); its store_url picks the store."
 
 
-def _store(config_file: Path | None):  # type: ignore[no-untyped-def]
+def _store(config_file: Path | None) -> SessionStore:
     from debatecode.config import load_config
     from debatecode.store import open_store
 
@@ -32,19 +34,27 @@ def list_sessions(
     limit: int = typer.Option(20, "--limit", help="Show at most this many sessions, newest first."),
     status: str | None = typer.Option(None, "--status", help="Only sessions with this status."),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    as_json: bool = json_option("an array of sessions with every stored field"),
 ) -> None:
     """List sessions, newest first."""
     from rich.table import Table
+    from rich.text import Text
 
     with reporting_errors():
         store = _store(config_file)
-        sessions = store.list_sessions(limit=limit, status=status)
-        store.close()
+        try:
+            sessions = store.list_sessions(limit=limit, status=status)
+        finally:
+            store.close()
+    if as_json:
+        print_json([s.model_dump(mode="json") for s in sessions])
+        return
     if not sessions:
         console.print("no sessions yet: run `debatecode solve TASK.md`")
         return
     table = Table(header_style="bold")
-    for column in ("id", "started", "task", "status", "model", "tests", "tokens", "time"):
+    add_id_column(table)
+    for column in ("started", "task", "status", "model", "tests", "tokens", "time"):
         table.add_column(column)
     for s in sessions:
         outcome = s.outcome or {}
@@ -52,44 +62,61 @@ def list_sessions(
         table.add_row(
             s.id,
             s.created_at.strftime("%Y-%m-%d %H:%M"),
-            s.task_title,
+            Text(s.task_title),
             s.status,
-            s.model,
+            Text(s.model),
             tests,
             str(s.prompt_tokens + s.completion_tokens),
             f"{s.duration_s:.1f}s",
         )
-    console.print(table)
+    print_table(console, table)
 
 
 @app.command("show")
 def show_session(
     session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    as_json: bool = json_option('the session, its turns and its code versions ({"session", "turns", "versions"})'),
 ) -> None:
     """Show one session: its outcome, its turns and its code versions."""
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from debatecode.protocol.state import TestReport
 
     with reporting_errors():
         store = _store(config_file)
-        session = store.get_session(session_id)
-        turns = store.turns(session.id)
-        versions = store.versions(session.id)
-        store.close()
-    console.print(f"[bold]session {session.id}[/] · {session.task_title} · [bold]{session.status}[/]")
+        try:
+            session = store.get_session(session_id)
+            turns = store.turns(session.id)
+            versions = store.versions(session.id)
+        finally:
+            store.close()
+    if as_json:
+        print_json(
+            {
+                "session": session.model_dump(mode="json"),
+                "turns": [t.model_dump(mode="json") for t in turns],
+                "versions": [v.model_dump(mode="json") for v in versions],
+            }
+        )
+        return
+    console.print(f"[bold]session {session.id}[/] · {escape(session.task_title)} · [bold]{session.status}[/]")
     console.print(
-        f"task {session.task_path} · model {session.model} · started {session.created_at:%Y-%m-%d %H:%M:%S} UTC"
+        f"task {session.task_path} · model {session.model} · started {session.created_at:%Y-%m-%d %H:%M:%S} UTC",
+        markup=False,
     )
     console.print(
         f"tokens {session.prompt_tokens}+{session.completion_tokens} · cost ${session.cost_usd:.4f} · {session.duration_s:.1f}s"
     )
     if session.error:
-        console.print(f"[red]error:[/] {session.error}")
+        console.print(f"[red]error:[/] {escape(session.error)}")
     outcome = session.outcome or {}
     if outcome.get("winner"):
-        console.print(f"winner {outcome['winner']} ({outcome.get('method')}): {outcome.get('reason', '')}")
+        console.print(
+            f"winner {outcome['winner']} ({outcome.get('method')}): {outcome.get('reason', '')}", markup=False
+        )
     turns_table = Table(title=f"{len(turns)} turns", header_style="bold", title_justify="left")
     for column in ("#", "round", "phase", "agent", "status", "tokens", "ms", "tests"):
         turns_table.add_column(column)
@@ -104,27 +131,30 @@ def show_session(
             str(t.seq),
             str(t.round),
             t.phase,
-            t.agent_id,
+            Text(t.agent_id),
             t.status,
             f"{t.prompt_tokens}+{t.completion_tokens}",
             str(t.response_time_ms),
-            tests,
+            Text(tests),
         )
-    console.print(turns_table)
+    print_table(console, turns_table)
     versions_table = Table(
-        title=f"{len(versions)} code versions (branch {session.branch})", header_style="bold", title_justify="left"
+        title=f"{len(versions)} code versions (branch {escape(session.branch)})",
+        header_style="bold",
+        title_justify="left",
     )
-    for column in ("v", "agent", "tests", "quality", "commit"):
+    for column in ("v", "agent", "tests", "quality"):
         versions_table.add_column(column)
+    add_id_column(versions_table, "commit")
     for v in versions:
         versions_table.add_row(
             str(v.version_number),
-            v.agent_id,
+            Text(v.agent_id),
             f"{v.tests_passed}/{v.tests_total}",
             f"{v.quality_score:.2f}" if v.quality_score is not None else "-",
-            (v.commit_sha or "")[:10],
+            v.commit_sha or "",
         )
-    console.print(versions_table)
+    print_table(console, versions_table)
 
 
 def _history(

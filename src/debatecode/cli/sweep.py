@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from debatecode.cli.common import console, reporting_errors, setup_logging
+from debatecode.cli.output import plot_location
 
 __all__ = ["sweep"]
 
@@ -48,4 +49,7 @@ def sweep(
             tasks, grid, model=model, sandbox=sandbox, out=out, repeat=repeat, config_file=config_file, console=console
         )
     console.print(report.table_markdown())
-    console.print(f"table: {report.markdown_path}\nplot: {report.plot_path}\nruns: {report.jsonl_path}")
+    console.print(
+        f"table: {report.markdown_path}\nplot: {plot_location(report.plot_path)}\nruns: {report.jsonl_path}",
+        markup=False,
+    )

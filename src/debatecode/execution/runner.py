@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 
-from debatecode.config import SandboxSettings
 from debatecode.execution.generated import GeneratedSuite
+from debatecode.execution.results import TestCaseResult, TestReport
 from debatecode.execution.testfiles import SOLUTION_FILE, build_test_files
-from debatecode.protocol.state import TestCaseResult, TestReport
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
+from debatecode.sandbox.settings import SandboxSettings
 from debatecode.sandbox.verdict import ParsedVerdict, checker_job, parse_verdict
 from debatecode.task import Task
 

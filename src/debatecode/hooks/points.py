@@ -14,6 +14,7 @@ import enum
 import logging
 import time
 
+from debatecode.execution.results import TestReport
 from debatecode.execution.runner import TestRunner
 from debatecode.hooks.results import HookOutcome, ValidationResult
 from debatecode.hooks.settings import STATIC_VALIDATIONS, HooksSettings, ValidationName
@@ -24,7 +25,6 @@ from debatecode.hooks.validations import (
     static_analysis_result,
     tests_result,
 )
-from debatecode.protocol.state import TestReport
 from debatecode.quality.analyzer import analyze_async
 from debatecode.quality.report import QualityReport
 from debatecode.quality.settings import QualitySettings

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import statistics
 
+from debatecode.execution.results import TestReport
 from debatecode.hooks.results import ValidationFinding, ValidationResult
 from debatecode.hooks.settings import ValidationThresholds
-from debatecode.protocol.state import TestReport
 from debatecode.quality.report import QualityReport
 
 __all__ = ["benchmark_result", "lint_result", "security_result", "static_analysis_result", "tests_result"]

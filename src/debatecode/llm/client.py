@@ -35,7 +35,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential
 from typing_extensions import TypedDict
 
-from debatecode.config import LLMSettings
 from debatecode.errors import (
     BudgetExceeded,
     DebatecodeError,
@@ -55,6 +54,7 @@ from debatecode.llm.scripted import (
     lookup_scripted,
     registered_scripted,
 )
+from debatecode.llm.settings import LLMSettings
 
 __all__ = [
     "ALLOW_MODEL_REQUESTS",

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from debatecode.agents.roster import build_roster
 from debatecode.config import DebateConfig
 from debatecode.errors import (
     BudgetExceeded,
@@ -35,8 +34,6 @@ from debatecode.execution.probes import ProbeRunner
 from debatecode.execution.runner import TestRunner
 from debatecode.hooks import HookRunner
 from debatecode.llm.client import LLMClient
-from debatecode.memory.lessons import learn_lessons, recall_lessons
-from debatecode.memory.reflexion import ReflexionLoop
 from debatecode.protocol.events import (
     CheckpointDecided,
     Escalated,
@@ -49,14 +46,17 @@ from debatecode.protocol.events import (
 )
 from debatecode.protocol.gates import GateKeeper
 from debatecode.protocol.human import CheckpointDecision, HumanInterface
+from debatecode.protocol.lessons import learn_lessons, recall_lessons
 from debatecode.protocol.phases import Phase, ProtocolPlan, code_debate_plan
+from debatecode.protocol.recorder import StoreRecorder
+from debatecode.protocol.reflexion import ReflexionLoop
 from debatecode.protocol.report import escalation_summary, write_outputs
+from debatecode.protocol.roster import build_roster
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.services import attach_services
 from debatecode.protocol.state import SessionRecord, SessionStatus
 from debatecode.protocol.workspace import CodeWorkspace
 from debatecode.sandbox.base import Sandbox
-from debatecode.store.recorder import StoreRecorder
 from debatecode.store.repository import SessionStore
 from debatecode.task import Task
 from debatecode.vcs.worktree import VersionRepository

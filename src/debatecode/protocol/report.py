@@ -10,6 +10,7 @@ on the session's branch, so the report always describes the code beside it.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,9 +116,31 @@ def escalation_summary(run: DebateRun) -> str:
     return "\n".join(lines)
 
 
+# Model text in the report is untrusted markdown: a reply must not become headings, rules, links or HTML.
+# Blocks of it go in fences no line of it can close; short texts are flattened to one line and escaped.
+_BACKTICK_RUN = re.compile(r"`+")
+_INLINE_MARKUP = re.compile(r"([\\`*_\[\]<>|~&#])")
+
+
 def _fence(code: str, lang: str = "python") -> str:
-    ticks = "````" if "```" in code else "```"
+    """``code`` as a fenced block whose fence is longer than any backtick run inside it."""
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(code)), default=0)
+    ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{code.rstrip()}\n{ticks}"
+
+
+def _inline(text: object) -> str:
+    """Model text for a sentence, list item or table cell: one line, every markdown or HTML sign escaped."""
+    return _INLINE_MARKUP.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _code_cell(name: str) -> str:
+    """A test name as inline code in a table cell, whatever backticks or pipes it holds."""
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(name)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if name.startswith("`") or name.endswith("`") else ""
+    cell = " ".join(name.split()).replace("|", "\\|")  # GFM reads an escaped pipe as text, even in code
+    return f"{ticks}{pad}{cell}{pad}{ticks}"
 
 
 def _tests_line(report: TestReport) -> str:
@@ -154,7 +177,7 @@ def render_report(run: DebateRun, session: SessionRecord, winner: Candidate | No
         "",
     ]
     if session.error:
-        lines += ["## What went wrong", "", f"> {session.error}", ""]
+        lines += ["## What went wrong", "", _fence(session.error, "text"), ""]
     lines += _final_code(winner)
     lines += _approach(run, session, winner)
     lines += _alternatives(run, winner)
@@ -162,7 +185,7 @@ def render_report(run: DebateRun, session: SessionRecord, winner: Candidate | No
     lines += _risks(run, winner)
     lines += ["## Confidence", "", f"**{level}**: {why}.", ""]
     if run.escalation:
-        lines += ["## Escalation", "", run.escalation, ""]
+        lines += ["## Escalation", "", _fence(run.escalation, "text"), ""]
     lines += _record(run, turns)
     lines += [
         "## Inspect further",
@@ -182,7 +205,7 @@ def _final_code(winner: Candidate | None) -> list[str]:
     lines += [_fence(winner.code), "", "| test | suite | outcome | time |", "|---|---|---|---|"]
     for case in winner.report.cases:
         lines.append(
-            f"| `{case.name}` | {case.suite} | {_MARK.get(case.outcome, '')} {case.outcome} | {case.duration_s * 1000:.0f} ms |"
+            f"| {_code_cell(case.name)} | {case.suite} | {_MARK.get(case.outcome, '')} {case.outcome} | {case.duration_s * 1000:.0f} ms |"
         )
     for case in winner.report.failures()[:6]:
         lines += ["", f"`{case.name}`:", "", _fence(case.message.strip()[-1200:] or "(no message)", "text")]
@@ -193,9 +216,11 @@ def _approach(run: DebateRun, session: SessionRecord, winner: Candidate | None) 
     outcome = session.outcome or {}
     lines = ["## Chosen approach", ""]
     if winner is None:
-        return [*lines, f"None: {outcome.get('reason', 'no agent produced code')}.", ""]
-    label = f" ({winner.label})" if winner.label and winner.label != winner.agent_id else ""
-    lines.append(f"**{winner.agent_id}**{label} wins by {outcome.get('method', '?')}: {outcome.get('reason', '')}.")
+        return [*lines, f"None: {_inline(outcome.get('reason', 'no agent produced code'))}.", ""]
+    label = f" ({_inline(winner.label)})" if winner.label and winner.label != winner.agent_id else ""
+    lines.append(
+        f"**{winner.agent_id}**{label} wins by {outcome.get('method', '?')}: {_inline(outcome.get('reason', ''))}."
+    )
     vote = outcome.get("vote")
     if vote:
         tallies = ", ".join(f"{k} {v:g}" for k, v in vote.get("tallies", {}).items())
@@ -203,12 +228,15 @@ def _approach(run: DebateRun, session: SessionRecord, winner: Candidate | None) 
             f"Vote ({vote.get('method')}): {tallies}; share {vote.get('share')}, threshold reached: {vote.get('threshold_reached')}."
         )
     if outcome.get("explanation"):
-        lines += ["", f"Reasoning (Teacher): {outcome['explanation']}"]
+        lines += ["", "Reasoning (Teacher):", "", _fence(str(outcome["explanation"]), "text")]
     if run.plan:
         lines += ["", "Plan (Designer, CPDE):", "", _fence(run.plan, "text")]
     if run.clarifications:
         lines += ["", "Clarifications settled before coding:"]
-        lines += [f"- [{c['category']}] {c['question']} → {c['answer']}" for c in run.clarifications]
+        lines += [
+            f"- \\[{_inline(c['category'])}\\] {_inline(c['question'])} → {_inline(c['answer'])}"
+            for c in run.clarifications
+        ]
     return [*lines, ""]
 
 
@@ -221,7 +249,7 @@ def _alternatives(run: DebateRun, winner: Candidate | None) -> list[str]:
     lines += ["| candidate | tests | why not chosen |", "|---|---|---|"]
     for candidate in others:
         name = candidate.agent_id + (
-            f" ({candidate.label})" if candidate.label and candidate.label != candidate.agent_id else ""
+            f" ({_inline(candidate.label)})" if candidate.label and candidate.label != candidate.agent_id else ""
         )
         if winner is not None and candidate.score() < winner.score():
             why = "passes fewer tests"
@@ -238,7 +266,7 @@ def _dissents(run: DebateRun) -> list[str]:
     if not run.dissents:
         return [*lines, "None recorded.", ""]
     for dissent in run.dissents:
-        lines.append(f"- **{dissent['role']}** ({dissent['agent']}, {dissent['phase']}): {dissent['text']}")
+        lines.append(f"- **{dissent['role']}** ({dissent['agent']}, {dissent['phase']}): {_inline(dissent['text'])}")
     return [*lines, ""]
 
 
@@ -259,7 +287,7 @@ def _risks(run: DebateRun, winner: Candidate | None) -> list[str]:
         return [*lines[:2], "No risks recorded: every attack was handled and every test passes.", ""]
     for risk in risks:
         lines.append(
-            f"| {risk['source']} | {risk['severity']} | {risk['description'].replace('|', '/')} | {risk['status']} |"
+            f"| {_inline(risk['source'])} | {_inline(risk['severity'])} | {_inline(risk['description'])} | {_inline(risk['status'])} |"
         )
     return [*lines, ""]
 
@@ -278,7 +306,7 @@ def _record(run: DebateRun, turns: list[TurnRecord]) -> list[str]:
         lines += ["", "## Reviews", "", "| round | reviewer | satisfaction | concerns |", "|---|---|---|---|"]
         for review in run.reviews:
             lines.append(
-                f"| {review['round']} | {review['reviewer']} | {review['satisfaction']} | {'; '.join(review['concerns'][:3]).replace('|', '/')[:300]} |"
+                f"| {review['round']} | {review['reviewer']} | {review['satisfaction']} | {_inline('; '.join(review['concerns'][:3])[:300])} |"
             )
     lines += [
         "",

@@ -95,7 +95,7 @@ class DebateRun:
     lessons: list[str] = field(default_factory=list)
     """Accumulated wisdom from earlier sessions, retrieved for this task and shown to every prompt."""
     reflections: dict[str, list[Any]] = field(default_factory=dict)
-    """Reflexion reflections by agent, oldest first (``memory.reflexion.Reflection``)."""
+    """Reflexion reflections by agent, oldest first (``protocol.reflexion.Reflection``)."""
     feedback: dict[str, str] = field(default_factory=dict)
     """Validation feedback from the hook points, by the agent whose code it is about."""
     dropped: list[dict[str, str]] = field(default_factory=list)

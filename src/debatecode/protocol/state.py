@@ -1,16 +1,24 @@
-"""The persisted state of a debate: sessions, turns and code versions.
+"""The persisted state of a debate: sessions, turns and code versions, and the test reports turns carry.
 
-These models are what the store writes and what a resumed session is rebuilt
-from. They carry ``schema_version`` so that stored sessions keep loading when
-the models grow; bump it together with an alembic revision.
+The records live in ``debatecode.store.records`` (the store writes them, the
+protocol fills them) and the test results in ``debatecode.execution.results``;
+both sit below the protocol, which re-exports them here.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from debatecode.execution.results import TestCaseResult, TestOutcome, TestReport
+from debatecode.store.records import (
+    SCHEMA_VERSION,
+    CodeVersionRecord,
+    GateRecord,
+    GateStatus,
+    SessionRecord,
+    SessionStatus,
+    TurnRecord,
+    TurnStatus,
+    utcnow,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -26,192 +34,3 @@ __all__ = [
     "TurnStatus",
     "utcnow",
 ]
-
-SCHEMA_VERSION = 1
-
-SessionStatus = Literal["pending", "running", "completed", "failed", "budget_exceeded", "cancelled"]
-TurnStatus = Literal["ok", "no_code", "error", "rejected"]
-TestOutcome = Literal["passed", "failed", "error", "timeout"]
-GateStatus = Literal["pending", "approved", "rejected", "timed_out"]
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-class TestCaseResult(BaseModel):
-    """The outcome of one test case (a doctest example or a pytest test)."""
-
-    model_config = ConfigDict(extra="forbid")
-    __test__ = False  # not a pytest class
-
-    name: str
-    outcome: TestOutcome
-    message: str = ""
-    duration_s: float = 0.0
-    suite: str = "visible"
-    """``visible`` (the task's examples and tests), ``exchanged`` (written by agents in critique) or ``red`` (adversarial)."""
-
-
-class TestReport(BaseModel):
-    """All test outcomes of one candidate, from one sandbox run."""
-
-    model_config = ConfigDict(extra="forbid")
-    __test__ = False
-
-    cases: list[TestCaseResult] = Field(default_factory=list)
-    backend: str = ""
-    duration_s: float = 0.0
-    exit_code: int | None = None
-    status: str = ""
-    """The sandbox job status: ok, error, timeout or oom."""
-    output: str = ""
-    """The tail of the run's stdout and stderr, for prompts and reports."""
-    truncated: bool = False
-
-    @property
-    def passed(self) -> int:
-        return sum(1 for case in self.cases if case.outcome == "passed")
-
-    @property
-    def total(self) -> int:
-        return len(self.cases)
-
-    @property
-    def pass_rate(self) -> float:
-        return self.passed / self.total if self.total else 0.0
-
-    @property
-    def all_passed(self) -> bool:
-        return self.total > 0 and self.passed == self.total
-
-    def failures(self, suite: str | None = None) -> list[TestCaseResult]:
-        return [case for case in self.cases if case.outcome != "passed" and (suite is None or case.suite == suite)]
-
-    def passed_in(self, suite: str) -> int:
-        return sum(1 for case in self.cases if case.suite == suite and case.outcome == "passed")
-
-    def total_in(self, suite: str) -> int:
-        return sum(1 for case in self.cases if case.suite == suite)
-
-    def passed_names(self) -> set[str]:
-        return {case.name for case in self.cases if case.outcome == "passed"}
-
-    def visible(self) -> TestReport:
-        """The same report restricted to the task's own checks."""
-        return self.model_copy(update={"cases": [c for c in self.cases if c.suite == "visible"]})
-
-
-class SessionRecord(BaseModel):
-    """One debate session: a task, a config, and where it got to."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    schema_version: int = SCHEMA_VERSION
-    task_title: str
-    task_path: str
-    task_hash: str
-    """sha256 of the task file's text, so a resume can refuse a changed task."""
-    topic: str = ""
-    """The task description."""
-    status: SessionStatus = "pending"
-    topology: str = "mesh"
-    coordination_protocol: str = "independent"
-    model: str = ""
-    config: dict[str, Any] = Field(default_factory=dict)
-    """The effective ``DebateConfig`` as JSON."""
-    initiated_by: str = ""
-    out_dir: str = ""
-    repo_path: str = ""
-    branch: str = ""
-    created_at: datetime = Field(default_factory=utcnow)
-    updated_at: datetime = Field(default_factory=utcnow)
-    completed_at: datetime | None = None
-    total_rounds: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    duration_s: float = 0.0
-    final_consensus_score: float | None = None
-    final_version_id: str | None = None
-    outcome: dict[str, Any] = Field(default_factory=dict)
-    """Winner, how it was chosen, its pass count, and the vote if one was needed."""
-    error: str | None = None
-
-
-class TurnRecord(BaseModel):
-    """One completed agent turn: the prompt sent, the reply, and what running it showed."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    session_id: str
-    seq: int
-    """Order of completion within the session, from 1."""
-    key: str
-    """Deterministic identity of the turn (round, phase, agent, kind); a resume reuses a turn with the same key."""
-    round: int
-    phase: str
-    agent_id: str
-    agent_role: str
-    provider: str = ""
-    model: str = ""
-    prompt: str = ""
-    content: str = ""
-    code: str | None = None
-    status: TurnStatus = "ok"
-    confidence: float | None = None
-    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
-    test_results: dict[str, Any] | None = None
-    """A ``TestReport`` as JSON, when the turn's code was run."""
-    reflections: list[dict[str, Any]] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    response_time_ms: int = 0
-    created_at: datetime = Field(default_factory=utcnow)
-
-
-class CodeVersionRecord(BaseModel):
-    """A snapshot of one candidate's code, committed to the session's git branch."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    session_id: str
-    turn_id: str | None
-    agent_id: str
-    language: str = "python"
-    code: str
-    version_number: int
-    """Sequential within the session, from 1."""
-    commit_sha: str | None = None
-    tests_passed: int = 0
-    tests_total: int = 0
-    test_pass_rate: float = 0.0
-    quality_score: float | None = None
-    metrics: dict[str, Any] = Field(default_factory=dict)
-    diff_from_previous: str = ""
-    """Unified diff against this agent's previous version."""
-    created_at: datetime = Field(default_factory=utcnow)
-
-
-class GateRecord(BaseModel):
-    """An approval gate: the debate waited here for a human decision."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    session_id: str
-    phase: str
-    round: int = 0
-    summary: str = ""
-    artifacts: dict[str, Any] = Field(default_factory=dict)
-    """What the reviewer sees: the leader's code, its tests, the scores."""
-    status: GateStatus = "pending"
-    reviewer: str = ""
-    reason: str = ""
-    requested_at: datetime = Field(default_factory=utcnow)
-    decided_at: datetime | None = None

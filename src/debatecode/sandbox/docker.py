@@ -36,7 +36,6 @@ from collections.abc import Mapping, Sequence
 import docker
 import docker.errors
 
-from debatecode.config import SandboxSettings
 from debatecode.errors import SandboxError, SandboxUnavailable
 from debatecode.sandbox._attach import Attacher
 from debatecode.sandbox._docker_cold import REAPER_MARGIN_S, FreshContainerRunner, remove_quietly
@@ -53,6 +52,7 @@ from debatecode.sandbox.protocol import (
     request_line,
     result_from_runner,
 )
+from debatecode.sandbox.settings import SandboxSettings
 
 __all__ = ["LABEL", "DockerSandbox"]
 

@@ -1,15 +1,18 @@
 """Build the sandbox image offline: ``debatecode sandbox build``.
 
-The Dockerfile lives in the repository at ``sandbox-images/python/Dockerfile``
-(found through ``$DEBATECODE_IMAGES_DIR``, else next to the source tree). The
-builder assembles a temporary context holding the Dockerfile, ``install_wheels.py``
-and pure-Python wheels of pytest and its dependencies, fetched from PyPI with
-``pip download`` and pinned to the versions installed here. The image gets no
-pip and needs no network while building.
+The Dockerfile ships inside the package as package data, at
+``debatecode/sandbox/images_data/python/Dockerfile`` (``sandbox-images/`` at the
+top of a checkout links there), so an installed debatecode builds the image as
+well as a checkout does; ``$DEBATECODE_IMAGES_DIR`` points the builder at
+another folder of the same shape. The builder assembles a temporary context
+holding the Dockerfile, ``install_wheels.py`` and pure-Python wheels of pytest
+and its dependencies, fetched from PyPI with ``pip download`` and pinned to the
+versions installed here. The image gets no pip and needs no network while
+building.
 
 The base image is, in order: ``base`` when given; ``python:3.11-slim`` when it
 is present or can be pulled; else the local ``debatecode/base-bookworm:latest``,
-created with ``sandbox-images/build-base.sh`` (debootstrap, root only) when
+created with ``images_data/build-base.sh`` (debootstrap, root only) when
 missing.
 
 The image is tagged ``<repo>:ctx-<hash>`` with a hash of the build inputs
@@ -31,15 +34,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from debatecode.config import SandboxSettings
 from debatecode.errors import SandboxError, SandboxUnavailable
+from debatecode.sandbox.settings import SandboxSettings
 
-__all__ = ["DEFAULT_BASE", "LOCAL_BASE", "build_image", "image_status", "images_dir", "wheel_requirements"]
+__all__ = [
+    "DEFAULT_BASE",
+    "LOCAL_BASE",
+    "PACKAGED_IMAGES",
+    "build_image",
+    "image_status",
+    "images_dir",
+    "wheel_requirements",
+]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE = "python:3.11-slim"
 LOCAL_BASE = "debatecode/base-bookworm:latest"
+PACKAGED_IMAGES = Path(__file__).resolve().with_name("images_data")
+"""The image definitions shipped as package data (``sandbox-images/`` in a checkout links here)."""
 WHEEL_ROOTS = ("pytest",)
 _FALLBACK_REQUIREMENTS = ("pytest", "pluggy", "iniconfig", "packaging", "pygments")
 
@@ -53,22 +66,18 @@ def _say(progress: Progress | None, message: str) -> None:
 
 
 def images_dir() -> Path:
-    """The ``sandbox-images`` directory.
+    """The folder of image definitions: ``$DEBATECODE_IMAGES_DIR``, else the one shipped in the package.
 
     Raises:
-        SandboxError: neither ``$DEBATECODE_IMAGES_DIR`` nor the source tree holds it.
+        SandboxError: the folder holds no ``python/Dockerfile``.
     """
     explicit = os.environ.get("DEBATECODE_IMAGES_DIR")
-    if explicit:
-        candidate = Path(explicit)
-    else:
-        import debatecode
-
-        candidate = Path(debatecode.__file__).resolve().parents[2] / "sandbox-images"
+    candidate = Path(explicit) if explicit else PACKAGED_IMAGES
     if not (candidate / "python" / "Dockerfile").is_file():
         raise SandboxError(
             f"no sandbox image definitions at {candidate} (expected python/Dockerfile there). "
-            "Set DEBATECODE_IMAGES_DIR to the `sandbox-images` folder of a debatecode checkout.",
+            "Set DEBATECODE_IMAGES_DIR to a folder laid out like `sandbox-images` in a debatecode checkout, "
+            "or reinstall debatecode (its package data holds them).",
             backend="docker",
         )
     return candidate

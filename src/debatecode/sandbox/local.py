@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from debatecode.config import SandboxSettings
 from debatecode.errors import SandboxError, SandboxUnavailable
 from debatecode.sandbox._cgroup import EXTRA_PIDS, CgroupSupport, JobCgroup, probe_cgroups
 from debatecode.sandbox._isolation import (
@@ -56,6 +55,7 @@ from debatecode.sandbox.protocol import (
     result_from_runner,
     runner_source,
 )
+from debatecode.sandbox.settings import SandboxSettings
 
 __all__ = ["LocalSandbox"]
 

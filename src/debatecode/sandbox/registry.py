@@ -20,9 +20,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from debatecode.config import SandboxSettings
 from debatecode.errors import ConfigError, SandboxUnavailable
 from debatecode.sandbox.base import Limits, Sandbox
+from debatecode.sandbox.settings import SandboxSettings
 
 if TYPE_CHECKING:
     from debatecode.sandbox.local import LocalSandbox

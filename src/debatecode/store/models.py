@@ -1,12 +1,12 @@
 """SQLAlchemy tables of the session store and their mapping to the protocol records.
 
-Four tables mirror the four pydantic records of :mod:`debatecode.protocol.state`,
+Four tables mirror the four pydantic records of :mod:`debatecode.store.records`,
 column for field:
 
-- ``debate_sessions`` ← :class:`~debatecode.protocol.state.SessionRecord`
-- ``debate_turns`` ← :class:`~debatecode.protocol.state.TurnRecord`
-- ``code_versions`` ← :class:`~debatecode.protocol.state.CodeVersionRecord`
-- ``gate_decisions`` ← :class:`~debatecode.protocol.state.GateRecord`
+- ``debate_sessions`` ← :class:`~debatecode.store.records.SessionRecord`
+- ``debate_turns`` ← :class:`~debatecode.store.records.TurnRecord`
+- ``code_versions`` ← :class:`~debatecode.store.records.CodeVersionRecord`
+- ``gate_decisions`` ← :class:`~debatecode.store.records.GateRecord`
 
 and two more hold the memory layer's records with their vectors
 (:mod:`debatecode.memory.store` and :mod:`debatecode.memory.wisdom` map them):
@@ -45,7 +45,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from debatecode.protocol.state import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
+from debatecode.store.records import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
 
 __all__ = [
     "Base",

@@ -37,8 +37,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from debatecode.errors import SessionNotFound, StoreError
-from debatecode.protocol.state import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord, utcnow
 from debatecode.store.models import CodeVersionRow, GateRow, SessionRow, TurnRow, record_from_row, row_values
+from debatecode.store.records import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord, utcnow
 
 __all__ = ["DEFAULT_STORE_URL", "MIGRATIONS_DIR", "SessionStore", "build_engine", "migration_config", "open_store"]
 

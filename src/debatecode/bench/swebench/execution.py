@@ -35,8 +35,8 @@ OUTPUT_BYTES = 4_000_000
 
 def docker_sandbox(image: str, pool_size: int = 0) -> Sandbox:
     """A ``DockerSandbox`` running jobs in ``image``: fresh containers (``pool_size=0``) or a warm pool."""
-    from debatecode.config import SandboxSettings
     from debatecode.sandbox.docker import DockerSandbox
+    from debatecode.sandbox.settings import SandboxSettings
 
     return DockerSandbox(SandboxSettings(image=image, pool_size=pool_size), labels={"debatecode.bench": "swebench"})
 

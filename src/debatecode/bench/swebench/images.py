@@ -151,7 +151,7 @@ class ImageBuilder:
         sandbox_factory: SandboxFactory = docker_sandbox,
         progress: Progress | None = None,
     ) -> None:
-        from debatecode.config import SandboxSettings
+        from debatecode.sandbox.settings import SandboxSettings
 
         self.base_image = base_image or SandboxSettings().image
         self._client = client

@@ -83,7 +83,7 @@ class ProtocolPlan:
 
 def code_debate_plan(config: DebateConfig) -> ProtocolPlan:
     """The plan of ``config.strategy``: the code debate with the phases ``config.phases`` switches on, or Reflexion alone."""
-    from debatecode.memory.reflexion import ReflexionPhase
+    from debatecode.protocol.reflexion import ReflexionPhase
 
     if config.strategy == "reflexion":
         return ProtocolPlan(before=[ProposalPhase()], after=[ReflexionPhase(), ConvergencePhase()])

@@ -4,7 +4,7 @@ Revision ID: 0001
 Revises:
 Create Date: 2025-11-25
 
-Stores records of ``SCHEMA_VERSION = 1`` (``debatecode/protocol/state.py``).
+Stores records of ``SCHEMA_VERSION = 1`` (``debatecode/store/records.py``).
 The tables are written out here rather than taken from ``store/models.py`` so
 that this revision keeps meaning what it meant when later models change.
 """

@@ -1,5 +1,8 @@
 """Writes engine events to the store as they happen.
 
+It lives with the events it reads (the protocol), not in the store, so that
+the store never imports the layer above it.
+
 Subscribed to the event bus as a *critical* handler: if a write fails, the
 debate stops rather than run on with a record that no longer matches.
 """
@@ -9,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from debatecode.protocol.events import CodeVersionCommitted, Event, SessionFinished, SessionStarted, TurnCompleted
-from debatecode.protocol.state import utcnow
+from debatecode.store.records import utcnow
 
 if TYPE_CHECKING:
     from debatecode.store.repository import SessionStore

