@@ -16,7 +16,7 @@ from debatecode.errors import SandboxError, SandboxUnavailable
 from debatecode.sandbox._hygiene import OwnerToken
 from debatecode.sandbox.base import ExecJob, Limits
 from debatecode.sandbox.docker import DockerSandbox
-from debatecode.sandbox.protocol import MARKER
+from debatecode.sandbox.wire import MARKER
 
 
 def result_line(**fields: Any) -> bytes:

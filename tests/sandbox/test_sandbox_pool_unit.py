@@ -19,7 +19,7 @@ from debatecode.sandbox._docker_spec import ContainerShape
 from debatecode.sandbox._pool import WarmContainer, WarmPool
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits
 from debatecode.sandbox.docker import DockerSandbox
-from debatecode.sandbox.protocol import ACK_MARKER, MARKER, READY_MARKER
+from debatecode.sandbox.wire import ACK_MARKER, MARKER, READY_MARKER
 
 
 def frame(kind: int, payload: bytes) -> bytes:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from debatecode.sandbox.base import ExecJob, Limits
-from debatecode.sandbox.protocol import (
+from debatecode.sandbox.wire import (
     ENV_CHUNK_CHARS,
     MARKER,
     RunnerProtocolError,

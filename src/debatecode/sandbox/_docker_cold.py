@@ -25,7 +25,7 @@ from debatecode.sandbox._docker_spec import DEFAULT_MAX_HOST_SHARE, ContainerSha
 from debatecode.sandbox._engine import DOCKER_ERRORS, engine_unavailable, image_missing
 from debatecode.sandbox._hygiene import ContainerReaper
 from debatecode.sandbox.base import ExecJob, ExecResult
-from debatecode.sandbox.protocol import (
+from debatecode.sandbox.wire import (
     OOM_COUNTERS,
     RunnerProtocolError,
     encode_payload,

@@ -23,7 +23,7 @@ from debatecode.sandbox._docker_spec import ContainerShape, container_spec
 from debatecode.sandbox._engine import DOCKER_ERRORS, engine_address, engine_unavailable, image_missing
 from debatecode.sandbox._hygiene import ContainerReaper
 from debatecode.sandbox._pool import ContainerLost, WarmContainer
-from debatecode.sandbox.protocol import server_source
+from debatecode.sandbox.wire import server_source
 
 __all__ = ["READY_TIMEOUT_S", "WarmContainerFactory"]
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from debatecode.sandbox._attach import AttachedStream, AttachError
 from debatecode.sandbox._docker_spec import ContainerShape
-from debatecode.sandbox.protocol import ACK_MARKER, MARKER, READY_MARKER
+from debatecode.sandbox.wire import ACK_MARKER, MARKER, READY_MARKER
 
 __all__ = ["ContainerLost", "WarmContainer", "WarmPool"]
 

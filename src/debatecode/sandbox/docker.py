@@ -45,14 +45,14 @@ from debatecode.sandbox._engine import DOCKER_ERRORS, engine_address, engine_una
 from debatecode.sandbox._hygiene import ContainerReaper, OwnerToken, SweepReport, sweep_orphans
 from debatecode.sandbox._pool import ContainerLost, WarmPool
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
-from debatecode.sandbox.protocol import (
+from debatecode.sandbox.settings import SandboxSettings
+from debatecode.sandbox.wire import (
     RunnerProtocolError,
     max_result_bytes,
     parse_runner_output,
     request_line,
     result_from_runner,
 )
-from debatecode.sandbox.settings import SandboxSettings
 
 __all__ = ["LABEL", "DockerSandbox"]
 

@@ -47,7 +47,8 @@ from debatecode.sandbox._isolation import (
 )
 from debatecode.sandbox._process import RunnerProcess
 from debatecode.sandbox.base import ExecJob, ExecResult, Sandbox
-from debatecode.sandbox.protocol import (
+from debatecode.sandbox.settings import SandboxSettings
+from debatecode.sandbox.wire import (
     RunnerProtocolError,
     max_result_bytes,
     parse_runner_output,
@@ -55,7 +56,6 @@ from debatecode.sandbox.protocol import (
     result_from_runner,
     runner_source,
 )
-from debatecode.sandbox.settings import SandboxSettings
 
 __all__ = ["LocalSandbox"]
 

@@ -38,7 +38,7 @@ import time
 import typing
 
 if typing.TYPE_CHECKING:  # when composed, these come from runner.py's source above
-    from debatecode.sandbox.runner import (
+    from debatecode.sandbox._guest.runner import (
         MARKER,
         RefusedPath,
         collect_files,

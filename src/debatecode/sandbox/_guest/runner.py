@@ -1,7 +1,7 @@
 """The in-sandbox job runner: a standalone, stdlib-only script.
 
 The host never imports this module to run it. It sends the source text into
-the sandbox as ``python3 -c <source>`` (see ``debatecode.sandbox.protocol``),
+the sandbox as ``python3 -c <source>`` (see ``debatecode.sandbox.wire``),
 so it must not import anything from debatecode, and it must keep working on
 the sandbox image's plain Python 3.
 

@@ -59,13 +59,13 @@ class RunnerProtocolError(ValueError):
 @functools.cache
 def runner_source() -> str:
     """The runner script's source text, to run as ``python3 -c <source>``."""
-    return resources.files("debatecode.sandbox").joinpath("runner.py").read_text(encoding="utf-8")
+    return resources.files("debatecode.sandbox._guest").joinpath("runner.py").read_text(encoding="utf-8")
 
 
 @functools.cache
 def server_source() -> str:
     """The warm-container server's source (runner + server), to run as ``python3 -c <source> serve``."""
-    server = resources.files("debatecode.sandbox").joinpath("pool_server.py").read_text(encoding="utf-8")
+    server = resources.files("debatecode.sandbox._guest").joinpath("pool_server.py").read_text(encoding="utf-8")
     return runner_source() + "\n\n" + server
 
 
