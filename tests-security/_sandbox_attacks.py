@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from tests.support.every_name import EveryName
 
 from debatecode.config import SandboxSettings
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
@@ -46,23 +47,6 @@ _REFUSED = (
     "refused: as root, rlimits mode runs jobs only as uid 65534, which cannot use this interpreter "
     "(SandboxUnavailable names the fix); nothing to attack"
 )
-
-
-class _EveryAttack(dict[str, str]):
-    """Lists every attack under one reason: for a mode that refuses to run any job here."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__()
-        self.reason = reason
-
-    def __contains__(self, name: object) -> bool:
-        return True
-
-    def __getitem__(self, name: str) -> str:
-        return self.reason
-
-    def get(self, name: str, default: object = None) -> str:  # type: ignore[override]
-        return self.reason
 
 
 KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {
@@ -94,7 +78,7 @@ NOT_RUN: dict[str, dict[str, str]] = {
     }
     for mode in ("rlimits-user", "rlimits-nobody")
 }
-NOT_RUN["rlimits-root"] = _EveryAttack(_REFUSED)
+NOT_RUN["rlimits-root"] = EveryName(_REFUSED)
 """Isolation mode -> attack -> why it is not run in that mode."""
 
 BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "local", "local-rlimits"]

@@ -17,6 +17,7 @@ import sys
 from collections.abc import AsyncIterator
 
 import pytest
+from tests.support.every_name import EveryName
 
 from debatecode.config import SandboxSettings
 from debatecode.sandbox._isolation import probe_isolation
@@ -27,26 +28,9 @@ from debatecode.sandbox.local import LocalSandbox
 _SHARED_HOST = "plain rlimits mode shares the host's /tmp, /dev/shm and SysV IPC"
 
 
-class _EveryTest(dict[str, str]):
-    """Lists every test under one reason: for a mode that refuses to run any job here."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__()
-        self.reason = reason
-
-    def __contains__(self, name: object) -> bool:
-        return True
-
-    def __getitem__(self, name: str) -> str:
-        return self.reason
-
-    def get(self, name: str, default: object = None) -> str:  # type: ignore[override]
-        return self.reason
-
-
 def _rlimits_known_differences() -> dict[str, str]:
     if os.geteuid() == 0 and not probe_isolation(sys.executable).drop_to_nobody:
-        return _EveryTest(
+        return EveryName(
             "plain rlimits mode refuses to run jobs as root, and uid 65534 cannot use this interpreter "
             "(every job raises SandboxUnavailable, which names the fix)"
         )
