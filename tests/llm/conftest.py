@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from debatecode.config import LLMSettings
+from debatecode.llm import providers
 from debatecode.llm.scripted import registered_scripted, unregister_scripted
 
 
@@ -17,6 +18,18 @@ def _clean_scripted_registry() -> Iterator[None]:
     yield
     for name in set(registered_scripted()) - before:
         unregister_scripted(name)
+
+
+@pytest.fixture(autouse=True)
+def _restore_provider_registry() -> Iterator[None]:
+    """Each test ends with the providers it started with (built-ins replaced by a test come back)."""
+    providers.registered_providers()  # registers the built-ins first
+    with providers._lock:
+        before = dict(providers._registry)
+    yield
+    with providers._lock:
+        providers._registry.clear()
+        providers._registry.update(before)
 
 
 @pytest.fixture

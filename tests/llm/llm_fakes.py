@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from debatecode.llm.client import CompletionRequest, RawCompletion
 
 __all__ = ["FakeTransport"]
@@ -12,7 +14,7 @@ class FakeTransport:
 
     def __init__(
         self,
-        failures: list[BaseException] | None = None,
+        failures: Sequence[BaseException] | None = None,
         *,
         text: str = "ok",
         prompt_tokens: int | None = 10,

@@ -19,13 +19,12 @@ import jinja2
 
 from debatecode.agents.roles import RoleSpec
 from debatecode.execution.results import TestReport
-from debatecode.llm.client import Message
 from debatecode.llm.parsing import COMPLETION_STOP
+from debatecode.llm.types import Message, PromptStyle
 from debatecode.task import Task
 
 __all__ = ["KINDS", "Prompt", "PromptStyle", "render_prompt", "template_variants"]
 
-PromptStyle = Literal["chat", "completion"]
 Output = Literal["code", "text", "calls", "tests", "choice"]
 
 _TEXT_STOP = ["\n\n\n", "\ndef ", "\nclass ", "\n```"]

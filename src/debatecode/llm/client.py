@@ -1,11 +1,14 @@
 """``LLMClient``: the one gateway for every model call.
 
-A call goes ``LLMClient.complete`` → budget check → ``Transport`` (with
-retries) → usage and cost recorded. The default transport, ``ModelRouter``,
-routes by model string:
+A call goes ``LLMClient.complete`` → budget check (the client's ``token_budget``, or
+a per-session ``TokenBudget``) → ``Transport`` (with retries) → usage and cost
+recorded. The default transport, ``ModelRouter``, dispatches on the resolved
+model's ``kind`` to the provider registered under that name
+(``debatecode.llm.providers``):
 
 - ``scripted/<name>`` and ``scripted:<file.yaml>`` answer in-process and never import litellm;
 - ``local/<name>`` runs llama.cpp in-process through litellm's custom-provider hook;
+- ``function/<name>`` is answered by a ``FunctionModel`` passed as the transport;
 - everything else is a litellm model string and goes over the network.
 
 Network requests pass one guard, ``ALLOW_MODEL_REQUESTS`` (switched off under
@@ -20,20 +23,18 @@ overflows (``ModelRequestError``).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import socket
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Literal, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential
-from typing_extensions import TypedDict
 
 from debatecode.errors import (
     BudgetExceeded,
@@ -46,15 +47,20 @@ from debatecode.errors import (
     ModelUnreachable,
     UnknownModelError,
 )
+from debatecode.llm.budget import TokenBudget
 from debatecode.llm.local import LOCAL_MODELS
-from debatecode.llm.scripted import (
-    ScriptedModel,
-    ScriptFileError,
-    load_script_file,
-    lookup_scripted,
-    registered_scripted,
-)
+from debatecode.llm.providers import KNOWN_PREFIXES, known_prefixes, match_provider, provider, register_provider
+from debatecode.llm.scripted import load_script_or_raise, registered_or_raise
 from debatecode.llm.settings import LLMSettings
+from debatecode.llm.transport import (
+    Completion,
+    CompletionRequest,
+    RawCompletion,
+    ResolvedModel,
+    Transport,
+    UsageTotals,
+)
+from debatecode.llm.types import Message, PromptStyle, estimate_tokens
 
 __all__ = [
     "ALLOW_MODEL_REQUESTS",
@@ -62,12 +68,17 @@ __all__ = [
     "Completion",
     "CompletionRequest",
     "LLMClient",
+    "LiteLLMTransport",
+    "LocalTransport",
     "Message",
     "ModelRouter",
+    "PromptStyle",
     "RawCompletion",
     "ResolvedModel",
+    "TokenBudget",
     "Transport",
     "UsageTotals",
+    "estimate_tokens",
     "resolve_model",
     "validate_model",
 ]
@@ -83,155 +94,38 @@ def _env_allows_requests() -> bool:
 ALLOW_MODEL_REQUESTS: bool = _env_allows_requests()
 """Whether network models may be called. ``DEBATECODE_ALLOW_MODEL_REQUESTS=0`` (set under pytest) turns it off."""
 
-KNOWN_PREFIXES: list[str] = [
-    "local/",
-    "scripted/",
-    "scripted:",
-    "openai/",
-    "anthropic/",
-    "ollama/",
-    "hosted_vllm/",
-    "gemini/",
-    "mistral/",
-    "groq/",
-    "openrouter/",
-    "(any litellm provider)",
-]
-"""Model-string prefixes shown when a model string is not recognised."""
-
-PromptStyle = Literal["chat", "completion"]
-
-
-class Message(TypedDict):
-    """One chat message, as litellm and the OpenAI API take it."""
-
-    role: Literal["system", "user", "assistant"]
-    content: str
-
-
-class Completion(BaseModel):
-    """The result of one model call, with its usage and cost."""
-
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    model: str
-    provider: str
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float
-    latency_s: float
-    """Wall time of the whole call, retries and backoff included."""
-    usage_estimated: bool
-    """True when the token counts are estimates (characters / 4), e.g. for scripted models."""
-    finish_reason: str | None = None
-    tags: dict[str, str] = Field(default_factory=dict)
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion tokens."""
-        return self.prompt_tokens + self.completion_tokens
-
-
-class UsageTotals(BaseModel):
-    """Running totals over every call a client made."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    calls: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion tokens."""
-        return self.prompt_tokens + self.completion_tokens
-
-    def add(self, completion: Completion) -> None:
-        """Count one finished call."""
-        self.prompt_tokens += completion.prompt_tokens
-        self.completion_tokens += completion.completion_tokens
-        self.cost_usd += completion.cost_usd
-        self.calls += 1
-
-
-class ResolvedModel(BaseModel):
-    """What a model string names: which path serves it, and its default prompt style."""
-
-    model_config = ConfigDict(frozen=True)
-
-    kind: Literal["litellm", "local", "scripted", "scripted_file"]
-    provider: str
-    name: str
-    """Model name without the provider prefix (for ``scripted_file``: the file path)."""
-    prompt_style_default: PromptStyle
-
-
-class CompletionRequest(BaseModel):
-    """One request as a ``Transport`` receives it; every default already filled in."""
-
-    model_config = ConfigDict(frozen=True)
-
-    model: str
-    resolved: ResolvedModel
-    messages: list[Message]
-    max_tokens: int
-    temperature: float
-    seed: int | None = None
-    stop: list[str] | None = None
-    tags: dict[str, str] = Field(default_factory=dict)
-    api_base: str | None = None
-    timeout_s: float = 120.0
-
-
-class RawCompletion(BaseModel):
-    """What a ``Transport`` returns. Token counts left ``None`` are estimated by the client."""
-
-    text: str
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    finish_reason: str | None = None
-    cost_usd: float | None = None
-
-
-Transport = Callable[[CompletionRequest], Awaitable[RawCompletion]]
-"""The I/O layer: sends one request. It raises ``debatecode.errors`` (``ModelTransientError`` for
-failures worth retrying) or litellm/openai exceptions, which the client translates."""
-
 
 # --- model strings ------------------------------------------------------------------------------
 
 
 def resolve_model(model: str) -> ResolvedModel:
-    """Parse a model string. Network model strings are checked with litellm (imported on demand).
+    """Parse a model string: the registered provider whose prefix starts it, else a litellm model.
 
-    Whether a ``scripted/<name>`` is registered, or a script file parses, is checked by
+    Network model strings are checked with litellm (imported on demand). Whether a
+    ``scripted/<name>`` is registered, or a script file parses, is checked by
     ``validate_model`` and at call time, not here.
 
     Raises:
         UnknownModelError: empty name, unknown ``local/`` model, or a string litellm has no provider for.
     """
-    if model.startswith("scripted/"):
-        name = model.removeprefix("scripted/")
-        if not name:
-            raise UnknownModelError(model, KNOWN_PREFIXES, "`scripted/` needs a name")
-        return ResolvedModel(kind="scripted", provider="scripted", name=name, prompt_style_default="chat")
-    if model.startswith("scripted:"):
-        path = model.removeprefix("scripted:")
-        if not path:
-            raise UnknownModelError(model, KNOWN_PREFIXES, "`scripted:` needs a YAML file path")
-        return ResolvedModel(kind="scripted_file", provider="scripted", name=path, prompt_style_default="chat")
-    if model.startswith("local/"):
-        name = model.removeprefix("local/")
-        if name not in LOCAL_MODELS:
-            known = ", ".join(f"local/{n}" for n in LOCAL_MODELS)
-            raise UnknownModelError(model, KNOWN_PREFIXES, f"no embedded model of that name; known: {known}")
-        return ResolvedModel(kind="local", provider="local", name=name, prompt_style_default="completion")
+    spec = match_provider(model)
+    if spec is not None and spec.prefix is not None:
+        name = model.removeprefix(spec.prefix)
+        problem = spec.refusal(name)
+        if problem:
+            raise UnknownModelError(model, known_prefixes(), problem)
+        return ResolvedModel(kind=spec.name, provider=spec.reported, name=name, prompt_style_default=spec.prompt_style)
     litellm = _import_litellm()
     try:
-        name, provider, _key, _base = litellm.get_llm_provider(model)
+        name, litellm_provider, _key, _base = litellm.get_llm_provider(model)
     except Exception as exc:
-        raise UnknownModelError(model, KNOWN_PREFIXES, "litellm knows no provider for it") from exc
-    return ResolvedModel(kind="litellm", provider=str(provider), name=str(name), prompt_style_default="chat")
+        raise UnknownModelError(model, known_prefixes(), "litellm knows no provider for it") from exc
+    return ResolvedModel(
+        kind="litellm",
+        provider=str(litellm_provider),
+        name=str(name),
+        prompt_style_default=provider("litellm", model=model).prompt_style,
+    )
 
 
 def validate_model(model: str) -> ResolvedModel:
@@ -243,78 +137,94 @@ def validate_model(model: str) -> ResolvedModel:
     """
     resolved = resolve_model(model)
     if resolved.kind == "scripted":
-        _registered(model, resolved.name)
+        registered_or_raise(model, resolved.name)
     elif resolved.kind == "scripted_file":
-        _load_script(model, Path(resolved.name))
+        load_script_or_raise(model, Path(resolved.name))
     return resolved
-
-
-def _registered(model: str, name: str) -> ScriptedModel:
-    scripted = lookup_scripted(name)
-    if scripted is None:
-        names = ", ".join(registered_scripted()) or "none"
-        raise UnknownModelError(model, KNOWN_PREFIXES, f"no scripted model registered as {name!r}; registered: {names}")
-    return scripted
-
-
-def _load_script(model: str, path: Path) -> ScriptedModel:
-    try:
-        return load_script_file(path)
-    except ScriptFileError as exc:
-        raise UnknownModelError(model, KNOWN_PREFIXES, str(exc)) from exc
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count: one token per four characters, rounded up."""
-    return (len(text) + 3) // 4
 
 
 # --- the default transport ----------------------------------------------------------------------
 
 
 class ModelRouter:
-    """The default ``Transport``: scripted models in-process, everything else through litellm.
+    """The default ``Transport``: sends each request to the provider named by ``request.resolved.kind``.
 
-    Script files are loaded once per router (so once per client) and keep their
-    reply state there.
+    Each provider's transport is made by its registered factory on the router's first
+    request for it, and kept (so script files are loaded once per router, hence once
+    per client, and keep their reply state there). ``aclose`` closes and forgets them.
     """
 
     def __init__(self) -> None:
-        self._scripts: dict[Path, ScriptedModel] = {}
+        self._transports: dict[str, Transport] = {}
         self._lock = threading.Lock()
 
     async def __call__(self, request: CompletionRequest) -> RawCompletion:
         """Send one request.
 
         Raises:
-            UnknownModelError: unregistered scripted name or bad script file.
+            UnknownModelError: no provider of that kind, an unregistered scripted name or a bad script file.
             ScriptExhausted: a scripted model has no reply left.
             ModelRequestsDisabled: a network model while ``ALLOW_MODEL_REQUESTS`` is off.
             ModelError: and its subclasses, translated from litellm.
         """
-        resolved = request.resolved
-        if resolved.kind in ("scripted", "scripted_file"):
-            if resolved.kind == "scripted":
-                scripted = _registered(request.model, resolved.name)
-            else:
-                scripted = self._script(request.model, Path(resolved.name))
-            text, delay, error = scripted.choose(request.messages, request.tags, model=request.model)
-            if delay:
-                await asyncio.sleep(delay)
-            if error is not None:
-                raise error
-            return RawCompletion(text=text)
-        return await self._litellm(request)
+        return await self.transport(request.resolved.kind, model=request.model)(request)
 
-    def _script(self, model: str, path: Path) -> ScriptedModel:
-        key = path.resolve()
+    def transport(self, kind: str, *, model: str | None = None) -> Transport:
+        """This router's transport for provider ``kind``, made on first use.
+
+        Raises:
+            UnknownModelError: no provider is registered as ``kind``.
+        """
         with self._lock:
-            if key not in self._scripts:
-                self._scripts[key] = _load_script(model, path)
-            return self._scripts[key]
+            transport = self._transports.get(kind)
+            if transport is None:
+                transport = self._transports[kind] = provider(kind, model=model).factory()
+            return transport
 
-    async def _litellm(self, request: CompletionRequest) -> RawCompletion:
-        network = request.resolved.kind == "litellm"
+    async def aclose(self) -> None:
+        """Close every transport made so far (those that have an ``aclose``) and forget them.
+
+        A later request makes new ones.
+        """
+        with self._lock:
+            transports = list(self._transports.values())
+            self._transports.clear()
+        await _close_all(transports)
+
+
+async def _close_all(transports: list[Any]) -> None:
+    errors: list[BaseException] = []
+    for transport in transports:
+        close = getattr(transport, "aclose", None)
+        if close is None:
+            continue
+        try:
+            await close()
+        except Exception as exc:
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+
+
+@register_provider("litellm")
+class LiteLLMTransport:
+    """Provider ``litellm``: network models (``openai/...``, ``ollama/...``, ...), through litellm.
+
+    Model strings no other provider's prefix matches resolve to it. Requests are refused
+    while ``ALLOW_MODEL_REQUESTS`` is off.
+    """
+
+    network = True
+    """Whether requests go over the network (guarded, priced, sent to ``api_base``)."""
+
+    async def __call__(self, request: CompletionRequest) -> RawCompletion:
+        """Send one request through ``litellm.acompletion``.
+
+        Raises:
+            ModelRequestsDisabled: a network model while ``ALLOW_MODEL_REQUESTS`` is off.
+            ModelError: and its subclasses, translated from litellm.
+        """
+        network = self.network
         if network and not ALLOW_MODEL_REQUESTS:
             raise ModelRequestsDisabled(
                 f"refusing to call network model {request.model!r}: model requests are disabled "
@@ -338,9 +248,10 @@ class ModelRouter:
         if network and request.api_base:
             kwargs["api_base"] = request.api_base
         if not network:
-            from debatecode.llm.local import STOP_METADATA_KEY, register_provider
+            from debatecode.llm.local import STOP_METADATA_KEY
+            from debatecode.llm.local import register_provider as register_local_provider
 
-            register_provider(litellm)
+            register_local_provider(litellm)
             if request.stop:
                 kwargs["metadata"] = {STOP_METADATA_KEY: list(request.stop)}
         try:
@@ -358,14 +269,34 @@ class ModelRouter:
         )
 
 
+def _check_local(name: str) -> str | None:
+    if name in LOCAL_MODELS:
+        return None
+    known = ", ".join(f"local/{n}" for n in LOCAL_MODELS)
+    return f"no embedded model of that name; known: {known}"
+
+
+@register_provider("local", prefix="local/", prompt_style="completion", check=_check_local)
+class LocalTransport(LiteLLMTransport):
+    """Provider ``local``: the embedded llama.cpp models, in-process, through litellm's custom-provider hook.
+
+    Never a network request; the cost is 0. The model itself is loaded once per process and
+    shared by every client (see ``debatecode.llm.local``), so closing a client leaves it loaded.
+    """
+
+    network = False
+
+
 # --- the client ---------------------------------------------------------------------------------
 
 
 class LLMClient:
     """Calls models, enforces the token budget, retries transient failures, records usage.
 
-    One client per debate session; share it between agents so the budget and
-    totals cover the whole session. Safe to use from concurrent tasks.
+    Share one client between agents (and sessions): its ``usage`` and ``calls`` cover
+    every call it made. The budget is either the client's ``token_budget`` (over all its
+    calls) or a ``TokenBudget`` passed to each call (one per session). Safe to use from
+    concurrent tasks. ``aclose()`` (or ``async with``) closes what its transport holds.
     """
 
     def __init__(
@@ -382,6 +313,23 @@ class LLMClient:
         self._transport: Transport = transport or ModelRouter()
         self._resolved: dict[str, ResolvedModel] = {}
         self._lock = threading.Lock()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close what the transport holds: ``transport.aclose()`` when it has one, else nothing.
+
+        The default ``ModelRouter`` closes each provider transport it made (a script file's
+        replay state is dropped). The embedded ``local/`` model is shared by every client of
+        the process and stays loaded. The client stays usable: a later call reopens what it needs.
+        """
+        await _close_all([self._transport])
 
     def resolve(self, model: str) -> ResolvedModel:
         """``resolve_model``, cached per client.
@@ -420,13 +368,16 @@ class LLMClient:
         seed: int | None = None,
         stop: list[str] | None = None,
         tags: dict[str, str] | None = None,
+        budget: TokenBudget | None = None,
     ) -> Completion:
         """Call ``model`` once (retrying transient failures) and record the usage.
 
         ``max_tokens`` and ``temperature`` default to the settings; ``max_tokens`` is
         capped at the tokens left in the budget (calls running concurrently each see
         the budget as it was when they started, so together they may overshoot it by
-        their completions). ``tags`` describe the call
+        their completions). The budget is ``budget`` when given (the call is charged to
+        it, and the client's ``token_budget`` is ignored), else the client's
+        ``token_budget``; either way the call counts in ``usage`` and ``calls``. ``tags`` describe the call
         (``agent``, ``phase``, ``round``, ``kind``, ``role``); scripted models match
         replies on them and they are kept on the ``Completion``.
 
@@ -445,7 +396,7 @@ class LLMClient:
             model=model,
             resolved=resolved,
             messages=messages,
-            max_tokens=self._reserve(max_tokens if max_tokens is not None else self.settings.max_tokens),
+            max_tokens=self._reserve(max_tokens if max_tokens is not None else self.settings.max_tokens, budget),
             temperature=temperature if temperature is not None else self.settings.temperature,
             seed=seed,
             stop=stop,
@@ -455,9 +406,14 @@ class LLMClient:
         )
         started = time.perf_counter()
         raw = await self._send_with_retries(request)
-        return self._record(request, raw, time.perf_counter() - started)
+        completion = self._record(request, raw, time.perf_counter() - started)
+        if budget is not None:
+            budget.charge(completion)
+        return completion
 
-    def _reserve(self, max_tokens: int) -> int:
+    def _reserve(self, max_tokens: int, budget: TokenBudget | None) -> int:
+        if budget is not None:
+            return budget.reserve(max_tokens)
         if self.token_budget is None:
             return max_tokens
         with self._lock:

@@ -9,16 +9,20 @@ tags), then ``default``; otherwise the call raises ``ScriptExhausted``.
 A reply may instead simulate a failure (``ScriptedReply(raise_error="rate_limit")``),
 so tests can drive the client's retries and the engine's error handling.
 
+Both kinds of model string are providers (``debatecode.llm.providers``):
+``scripted`` and ``scripted_file``, registered here.
+
 This module never imports litellm.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 import yaml
 
@@ -28,20 +32,25 @@ from debatecode.errors import (
     ModelTransientError,
     ModelUnreachable,
     ScriptExhausted,
+    UnknownModelError,
 )
-
-if TYPE_CHECKING:
-    from debatecode.llm.client import Message
+from debatecode.llm.providers import known_prefixes, register_provider
+from debatecode.llm.transport import CompletionRequest, RawCompletion
+from debatecode.llm.types import Message
 
 __all__ = [
     "SCRIPT_KEYS",
     "ScriptFileError",
+    "ScriptFileTransport",
     "ScriptedError",
     "ScriptedModel",
     "ScriptedReply",
+    "ScriptedTransport",
     "load_script_file",
+    "load_script_or_raise",
     "lookup_scripted",
     "register_scripted",
+    "registered_or_raise",
     "registered_scripted",
     "unregister_scripted",
 ]
@@ -83,7 +92,7 @@ class ScriptedReply:
         return True
 
 
-ReplyFunction = Callable[[list["Message"], dict[str, str]], str]
+ReplyFunction = Callable[[list[Message], dict[str, str]], str]
 """``fn(messages, tags) -> reply`` for replies computed from the call."""
 
 
@@ -322,3 +331,93 @@ def _reply_from_yaml(file: Path, item: object, index: int) -> ScriptedReply:
         raise_error=error,
         delay_s=float(delay),
     )
+
+
+# --- the providers ------------------------------------------------------------------------------
+
+
+def registered_or_raise(model: str, name: str) -> ScriptedModel:
+    """The model registered as ``scripted/<name>``.
+
+    Raises:
+        UnknownModelError: none is registered under ``name``; the message lists the registered names.
+    """
+    scripted = lookup_scripted(name)
+    if scripted is None:
+        names = ", ".join(registered_scripted()) or "none"
+        raise UnknownModelError(
+            model, known_prefixes(), f"no scripted model registered as {name!r}; registered: {names}"
+        )
+    return scripted
+
+
+def load_script_or_raise(model: str, path: Path) -> ScriptedModel:
+    """``load_script_file``, with its errors as ``UnknownModelError`` for ``model``.
+
+    Raises:
+        UnknownModelError: the file is missing or malformed; the message names the file and line.
+    """
+    try:
+        return load_script_file(path)
+    except ScriptFileError as exc:
+        raise UnknownModelError(model, known_prefixes(), str(exc)) from exc
+
+
+async def _answer(scripted: ScriptedModel, request: CompletionRequest) -> RawCompletion:
+    text, delay, error = scripted.choose(request.messages, request.tags, model=request.model)
+    if delay:
+        await asyncio.sleep(delay)
+    if error is not None:
+        raise error
+    return RawCompletion(text=text)
+
+
+@register_provider("scripted", prefix="scripted/")
+class ScriptedTransport:
+    """Provider ``scripted``: answers ``scripted/<name>`` with the model registered under ``<name>``."""
+
+    async def __call__(self, request: CompletionRequest) -> RawCompletion:
+        """Answer one request (the registration is looked up on every call).
+
+        Raises:
+            UnknownModelError: nothing is registered under the name.
+            ScriptExhausted, ModelError: as ``ScriptedModel.choose``.
+        """
+        return await _answer(registered_or_raise(request.model, request.resolved.name), request)
+
+
+def _needs_path(path: str) -> str | None:
+    return None if path else "`scripted:` needs a YAML file path"
+
+
+@register_provider("scripted_file", prefix="scripted:", label="scripted", check=_needs_path)
+class ScriptFileTransport:
+    """Provider ``scripted_file``: answers ``scripted:<file.yaml>``.
+
+    Each file is loaded once per transport (so once per client) and keeps its reply state there.
+    """
+
+    def __init__(self) -> None:
+        self._scripts: dict[Path, ScriptedModel] = {}
+        self._lock = threading.Lock()
+
+    async def __call__(self, request: CompletionRequest) -> RawCompletion:
+        """Answer one request from the script file named by the model string.
+
+        Raises:
+            UnknownModelError: the file is missing or malformed.
+            ScriptExhausted, ModelError: as ``ScriptedModel.choose``.
+        """
+        return await _answer(self._script(request.model, Path(request.resolved.name)), request)
+
+    def _script(self, model: str, path: Path) -> ScriptedModel:
+        key = path.resolve()
+        with self._lock:
+            if key not in self._scripts:
+                self._scripts[key] = load_script_or_raise(model, path)
+            return self._scripts[key]
+
+    async def aclose(self) -> None:
+        """Forget the loaded scripts (a later call replays a file from the start)."""
+        with self._lock:
+            self._scripts.clear()
