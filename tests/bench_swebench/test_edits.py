@@ -14,7 +14,6 @@ from debatecode.bench.swebench.edits import (
     NoEditError,
     SearchReplaceEdit,
     apply_edits,
-    edited_paths,
     parse_edits,
     worktree_diff,
 )
@@ -90,7 +89,6 @@ def test_fenced_unified_diff_with_wrong_hunk_counts(tree: Path) -> None:
     )
     edits = parse_edits(reply)
     assert len(edits) == 1 and isinstance(edits[0], DiffEdit)
-    assert edited_paths(edits) == ["calc/ops.py"]
     apply_edits(tree, edits)
     assert "return value << 1" in (tree / "calc/ops.py").read_text()
 

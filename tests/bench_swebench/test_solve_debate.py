@@ -139,3 +139,45 @@ def test_regressions_compare_with_the_baseline() -> None:
     assert regressions(baseline, CheckResult(status="passed", tests={"a": "PASSED", "b": "PASSED"})) == []
     assert regressions(None, CheckResult(status="failed", tests={"a": "ERROR"})) == ["a"]
     assert regressions(baseline, CheckResult(status="patch_failed")) == ["<the patch does not apply>"]
+
+
+async def test_authors_and_voters_take_the_roster_models(calc: CalcSetup, tmp_path: Path) -> None:
+    """``models.generator`` is every author's (and voter's) model, as in the engine's roster; ``model`` goes unused."""
+    edits = {"agent-1": GOOD_EDIT, "agent-2": MIN_EDIT}
+    votes = {"agent-1": "Ranking: 2 > 1", "agent-2": "I vote for candidate 2."}
+
+    def unused(messages: list[dict[str, str]], tags: dict[str, str]) -> str:
+        raise AssertionError("config.model must not answer when models.generator is set")
+
+    with (
+        scripted("solve-role-default", unused) as default,
+        scripted("solve-role-generator", authors(edits, votes)) as generator,
+    ):
+        config = config_for(default, tmp_path, agents=2, models={"generator": generator})
+        [prediction] = await generate_predictions(
+            calc.harness, [calc.instance], config=config, strategy="debate", out=calc.out, checker=FakeChecker()
+        )
+    assert prediction.model_name_or_path == f"debatecode-debate/{generator}"
+    assert "max(low, min(value, high))" in (prediction.model_patch or "")
+    record = json.loads((calc.out / "solve" / "local__calc-1.json").read_text())
+    assert [candidate["model"] for candidate in record["candidates"]] == [generator, generator]
+    assert {turn["model"] for turn in record["transcript"]} == {generator}
+    # The engine's ballot parser: a ``Ranking:`` line, else the one vote a reply names.
+    assert [ballot["ranking"] for ballot in record["ballots"]] == [["2", "1"], ["2"]]
+
+
+async def test_agent_models_win_over_the_generator_model(calc: CalcSetup, tmp_path: Path) -> None:
+    edits = {"agent-1": GOOD_EDIT, "agent-2": GOOD_EDIT}
+    with (
+        scripted("solve-het-generator", authors(edits, {})) as generator,
+        scripted("solve-het-a", authors(edits, {})) as first,
+        scripted("solve-het-b", authors(edits, {})) as second,
+    ):
+        config = config_for(
+            generator, tmp_path, agents=2, models={"generator": generator}, agent_models=[first, second]
+        )
+        await generate_predictions(
+            calc.harness, [calc.instance], config=config, strategy="debate", out=calc.out, checker=FakeChecker()
+        )
+    record = json.loads((calc.out / "solve" / "local__calc-1.json").read_text())
+    assert [candidate["model"] for candidate in record["candidates"]] == [first, second]

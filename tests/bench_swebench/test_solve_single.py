@@ -62,6 +62,27 @@ async def test_one_agent_writes_the_patch(calc: CalcSetup, tmp_path: Path) -> No
     assert again == prediction
 
 
+async def test_a_per_role_generator_model_writes_the_patch(calc: CalcSetup, tmp_path: Path) -> None:
+    def unused(messages: list[dict[str, str]], tags: dict[str, str]) -> str:
+        raise AssertionError("config.model must not answer when models.generator is set")
+
+    with (
+        scripted("solve-single-default", unused) as default,
+        scripted("solve-single-generator", lambda messages, tags: GOOD_EDIT) as generator,
+    ):
+        config = config_for(default, tmp_path, models={"generator": generator})
+        [prediction] = await generate_predictions(
+            calc.harness, [calc.instance], config=config, strategy="single", out=calc.out
+        )
+    assert prediction.model_name_or_path == f"debatecode-single/{generator}"
+    assert "if value > high:" in (prediction.model_patch or "")
+    record = json.loads((calc.out / "solve" / "local__calc-1.json").read_text())
+    [candidate] = record["candidates"]
+    [turn] = record["transcript"]
+    assert candidate["model"] == generator and turn["model"] == generator
+    assert turn["temperature"] == 0.0  # the first author decodes greedily, as in the engine's roster
+
+
 async def test_a_reply_without_edits_is_sent_back_once(calc: CalcSetup, tmp_path: Path) -> None:
     def reply(messages: list[dict[str, str]], tags: dict[str, str]) -> str:
         return GOOD_EDIT if tags["kind"] == "retry" else "The bug is in clamp; it forgets the upper bound."
@@ -172,7 +193,6 @@ def test_public_names() -> None:
         "NoEditError",
         "SearchReplaceEdit",
         "apply_edits",
-        "edited_paths",
         "parse_edits",
         "worktree_diff",
     ]
@@ -185,3 +205,22 @@ def test_public_names() -> None:
         "tokenize",
     ]
     assert checking.__all__ == ["CandidateChecker", "CheckResult", "HarnessChecker", "regressions"]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"models": {"generator": "scripted/g"}},
+        {"models": {"generator": "scripted/g"}, "agent_models": ["scripted/a", "scripted/b"]},
+        {"agent_models": ["scripted/a"], "llm": {"temperature": 0.3, "seed": 11}},
+    ],
+)
+def test_solve_authors_are_the_engine_roster_authors(tmp_path: Path, overrides: dict[str, object]) -> None:
+    from debatecode.protocol.roster import author_sampling, build_roster
+
+    config = config_for("scripted/default", tmp_path, agents=3, **overrides)
+    authors = [agent for agent in build_roster(config, "dpde", lambda model: "chat") if agent.role.name == "generator"]
+    assert [(a.model, a.temperature, a.seed) for a in authors] == [
+        (solve._author_model(config, index), *author_sampling(config, index)) for index in range(3)
+    ]

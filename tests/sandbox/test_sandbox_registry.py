@@ -29,6 +29,7 @@ def test_public_names_are_pinned() -> None:
         "Limits",
         "LocalSandbox",
         "Sandbox",
+        "TestCaseResult",
         "TestOutcome",
         "create_sandbox",
         "default_limits",

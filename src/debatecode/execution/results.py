@@ -1,33 +1,19 @@
-"""Test results: the outcome of each test case of a candidate, and the report of one sandbox run.
+"""Test results: the report of one sandbox run of a candidate, made of per-test results.
 
 A ``TestReport`` is what ``execution.runner.TestRunner`` returns; turns store it
-as JSON (``TurnRecord.test_results``). ``debatecode.protocol.state`` re-exports
-these names.
+as JSON (``TurnRecord.test_results``). Each case is a ``TestCaseResult``, the
+per-test result of every test run, defined with ``TestOutcome`` in
+``debatecode.sandbox.results`` and re-exported here; ``debatecode.protocol.state``
+re-exports all three.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
+from debatecode.sandbox.results import TestCaseResult, TestOutcome
+
 __all__ = ["TestCaseResult", "TestOutcome", "TestReport"]
-
-TestOutcome = Literal["passed", "failed", "error", "timeout"]
-
-
-class TestCaseResult(BaseModel):
-    """The outcome of one test case (a doctest example or a pytest test)."""
-
-    model_config = ConfigDict(extra="forbid")
-    __test__ = False  # not a pytest class
-
-    name: str
-    outcome: TestOutcome
-    message: str = ""
-    duration_s: float = 0.0
-    suite: str = "visible"
-    """``visible`` (the task's examples and tests), ``exchanged`` (written by agents in critique) or ``red`` (adversarial)."""
 
 
 class TestReport(BaseModel):

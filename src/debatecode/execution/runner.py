@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from debatecode.execution.generated import GeneratedSuite
-from debatecode.execution.results import TestCaseResult, TestReport
+from debatecode.execution.results import TestCaseResult, TestOutcome, TestReport
 from debatecode.execution.testfiles import SOLUTION_FILE, build_test_files
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
 from debatecode.sandbox.settings import SandboxSettings
@@ -29,13 +29,10 @@ def job_limits(task: Task, settings: SandboxSettings) -> tuple[Limits, float]:
     """Limits of a test job and the per-test time limit."""
     per_test = task.time_limit_s or settings.timeout_s
     n_tests = max(1, len(task.test_names))
-    limits = Limits(
+    limits = Limits.from_settings(
+        settings,
         timeout_s=min(_MAX_JOB_S, per_test * n_tests + _STARTUP_ALLOWANCE_S),
         memory_mb=task.memory_limit_mb or settings.memory_mb,
-        pids=settings.pids,
-        cpus=settings.cpus,
-        output_bytes=settings.output_bytes,
-        disk_mb=settings.disk_mb,
     )
     return limits, per_test
 
@@ -87,20 +84,21 @@ class TestRunner:
         output = result.stderr.strip()
         if verdict.notes:
             output += "\n[debatecode] " + "; ".join(verdict.notes)
+        missing_outcome: TestOutcome = "timeout" if result.status == "timeout" else "error"
         if result.status == "timeout":
-            missing_outcome, reason = "timeout", "the test run hit its wall-clock limit before this test finished"
+            reason = "the test run hit its wall-clock limit before this test finished"
         elif result.status == "oom":
-            missing_outcome, reason = "error", "the test run was killed for exceeding its memory limit"
+            reason = "the test run was killed for exceeding its memory limit"
         elif collection_errors:
-            missing_outcome, reason = "error", collection_errors[0]
+            reason = collection_errors[0]
         elif verdict.load_error:
-            missing_outcome, reason = "error", verdict.load_error
+            reason = verdict.load_error
         else:
             problem = verdict.problem or "the checker did not report it"
-            missing_outcome, reason = "error", f"the test did not run ({problem}); see the run output: {output[-500:]}"
+            reason = f"the test did not run ({problem}); see the run output: {output[-500:]}"
         for name, suite_name in expected:
             if name not in reported:
-                cases.append(TestCaseResult(name=name, outcome=missing_outcome, message=reason, suite=suite_name))  # type: ignore[arg-type]
+                cases.append(TestCaseResult(name=name, outcome=missing_outcome, message=reason, suite=suite_name))
         order = {name: index for index, (name, _) in enumerate(expected)}
         cases.sort(key=lambda case: order.get(case.name.split("[")[0], len(order)))
         status = result.status
@@ -132,13 +130,5 @@ def _cases(verdict: ParsedVerdict, suites: dict[str, str]) -> tuple[list[TestCas
         if record.name == "<collection>":
             collection_errors.append(record.message)
             continue
-        cases.append(
-            TestCaseResult(
-                name=record.name,
-                outcome=record.outcome,
-                message=record.message,
-                duration_s=record.duration_s,
-                suite=suites.get(record.file, "visible"),
-            )
-        )
+        cases.append(record.case(suites.get(record.file, "visible")))
     return cases, collection_errors

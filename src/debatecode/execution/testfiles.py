@@ -12,10 +12,7 @@ from __future__ import annotations
 from debatecode.execution.generated import GeneratedSuite
 from debatecode.task import Task
 
-__all__ = ["SOLUTION_FILE", "VISIBLE_FILES", "build_test_files"]
-
-VISIBLE_FILES = ("test_examples.py", "test_task.py")
-"""The modules holding the task's own checks (the ``visible`` suite)."""
+__all__ = ["SOLUTION_FILE", "build_test_files"]
 
 SOLUTION_FILE = "solution.py"
 

@@ -17,7 +17,6 @@ from debatecode.quality.settings import Severity
 
 __all__ = [
     "STATIC_VALIDATIONS",
-    "VALIDATIONS",
     "GitHookSettings",
     "HookPointSettings",
     "HooksSettings",
@@ -30,7 +29,6 @@ __all__ = [
 ]
 
 ValidationName = Literal["tests", "lint", "static_analysis", "security", "benchmark"]
-VALIDATIONS: tuple[ValidationName, ...] = ("tests", "lint", "static_analysis", "security", "benchmark")
 STATIC_VALIDATIONS: tuple[ValidationName, ...] = ("lint", "static_analysis", "security")
 """The validations that read the code without running it (the only ones a git hook can run)."""
 

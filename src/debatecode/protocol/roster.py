@@ -9,7 +9,29 @@ from debatecode.agents.prompts import PromptStyle
 from debatecode.agents.roles import get_role
 from debatecode.config import DebateConfig
 
-__all__ = ["build_roster"]
+__all__ = ["AUTHOR_ROLES", "author_sampling", "build_roster", "model_for"]
+
+AUTHOR_ROLES = ("generator", "implementer")
+"""The roles that write candidates: ``generator`` (each author plans its own code) or ``implementer`` (CPDE)."""
+
+
+def model_for(config: DebateConfig, role: str, index: int = 0) -> str:
+    """The model of an agent playing ``role``; ``index`` numbers the authors from 0.
+
+    Authors (``AUTHOR_ROLES``) use ``agent_models`` round-robin (heterogeneous
+    debate), else the ``models`` entry of their role, else of ``generator``, else
+    ``model``; every other role uses its ``models`` entry, else ``model``.
+    """
+    if role in AUTHOR_ROLES:
+        if config.agent_models:
+            return config.agent_models[index % len(config.agent_models)]
+        return config.models.get(role) or config.models.get("generator") or config.model
+    return config.models.get(role) or config.model
+
+
+def author_sampling(config: DebateConfig, index: int) -> tuple[float, int]:
+    """Temperature and seed of author ``index`` (from 0): the first decodes greedily, the others sample."""
+    return (0.0 if index == 0 else config.llm.temperature), config.llm.seed + index + 1
 
 
 def _needed_roles(config: DebateConfig, planning_style: str) -> list[str]:
@@ -39,10 +61,11 @@ def _needed_roles(config: DebateConfig, planning_style: str) -> list[str]:
 def build_roster(config: DebateConfig, planning_style: str, style_of: Callable[[str], PromptStyle]) -> list[Agent]:
     """The session's agents: ``agents`` authors (``agent-1``...) and one agent per needed role.
 
-    Authors use ``agent_models`` round-robin (heterogeneous debate), else the
-    ``generator`` entry of ``models``, else ``model``; every other role uses its
-    ``models`` entry, else ``model``. The first author decodes greedily, the
-    others sample at ``llm.temperature`` with their own seed.
+    Models come from ``model_for``: authors use ``agent_models`` round-robin
+    (heterogeneous debate), else the ``models`` entry of their role, else of
+    ``generator``, else ``model``; every other role uses its ``models`` entry, else
+    ``model``. The first author decodes greedily, the others sample at
+    ``llm.temperature`` with their own seed (``author_sampling``).
 
     Raises:
         KeyError: a configured reviewer or optimizer names an unknown role.
@@ -50,25 +73,23 @@ def build_roster(config: DebateConfig, planning_style: str, style_of: Callable[[
     author_role = get_role("implementer" if planning_style == "cpde" else "generator")
     agents: list[Agent] = []
     for index in range(config.agents):
-        if config.agent_models:
-            model = config.agent_models[index % len(config.agent_models)]
-        else:
-            model = config.models.get(author_role.name) or config.models.get("generator") or config.model
+        model = model_for(config, author_role.name, index)
+        temperature, seed = author_sampling(config, index)
         agents.append(
             Agent(
                 id=f"agent-{index + 1}",
                 role=author_role,
                 model=model,
                 prompt_style=style_of(model),
-                temperature=0.0 if index == 0 else config.llm.temperature,
-                seed=config.llm.seed + index + 1,
+                temperature=temperature,
+                seed=seed,
             )
         )
     for offset, name in enumerate(_needed_roles(config, planning_style)):
         role = get_role(name)
         if role.kind == "tool":
             continue
-        model = config.models.get(name) or config.model
+        model = model_for(config, name)
         temperature = config.llm.temperature if name in ("moonshot", "red") else 0.0
         agents.append(
             Agent(

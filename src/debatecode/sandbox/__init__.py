@@ -13,10 +13,11 @@ from debatecode._lazy import lazy_exports
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
 
 if TYPE_CHECKING:
-    from debatecode.sandbox.checks import CheckJob, CheckResult, TestOutcome, run_checks
+    from debatecode.sandbox.checks import CheckJob, CheckResult, run_checks
     from debatecode.sandbox.docker import DockerSandbox
     from debatecode.sandbox.local import LocalSandbox
     from debatecode.sandbox.registry import BackendStatus, create_sandbox, default_limits, describe_backends
+    from debatecode.sandbox.results import TestCaseResult, TestOutcome
 
 __all__ = [
     "BackendStatus",
@@ -28,6 +29,7 @@ __all__ = [
     "Limits",
     "LocalSandbox",
     "Sandbox",
+    "TestCaseResult",
     "TestOutcome",
     "create_sandbox",
     "default_limits",
@@ -39,7 +41,8 @@ _LAZY = {
     "BackendStatus": "debatecode.sandbox.registry",
     "CheckJob": "debatecode.sandbox.checks",
     "CheckResult": "debatecode.sandbox.checks",
-    "TestOutcome": "debatecode.sandbox.checks",
+    "TestCaseResult": "debatecode.sandbox.results",
+    "TestOutcome": "debatecode.sandbox.results",
     "run_checks": "debatecode.sandbox.checks",
     "DockerSandbox": "debatecode.sandbox.docker",
     "LocalSandbox": "debatecode.sandbox.local",

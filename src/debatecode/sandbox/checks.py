@@ -3,6 +3,9 @@
     results = await run_checks(sandbox, [CheckJob(code=..., tests=..., entry_point="add"), ...])
     results[0].passed, results[0].tests[0].outcome, results[0].tests[0].duration_s
 
+Each test's result is a ``TestCaseResult`` (``debatecode.sandbox.results``), the
+same per-test result ``solve``'s test reports hold.
+
 Each ``CheckJob`` becomes one sandbox job running the two-process checker
 (``_guest/checker.py``) in its light mode: tests are pytest-style ``test_*``
 functions, or HumanEval's ``check(candidate)`` with ``entry_point`` set. The
@@ -15,16 +18,23 @@ verdict (``debatecode.sandbox.verdict``). Jobs run through
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from debatecode.sandbox.base import ExecJob, ExecResult, ExecStatus, Limits, Sandbox
+from debatecode.sandbox.results import TestCaseResult, TestOutcome
 from debatecode.sandbox.verdict import ParsedVerdict, ResultRecord, checker_job, parse_verdict
 
-__all__ = ["CheckJob", "CheckResult", "TestOutcome", "check_exec_job", "check_result", "run_checks"]
+__all__ = [
+    "CheckJob",
+    "CheckResult",
+    "TestCaseResult",
+    "TestOutcome",
+    "check_exec_job",
+    "check_result",
+    "run_checks",
+]
 
-TestOutcomeKind = Literal["passed", "failed", "error", "timeout"]
 TESTS_FILE = "test_solution.py"
 OUTPUT_TAIL = 4000
 
@@ -48,18 +58,6 @@ class CheckJob(BaseModel):
     """Per-test time limit; the job's whole ``timeout_s`` when None."""
 
 
-class TestOutcome(BaseModel):
-    """One test's result."""
-
-    __test__ = False
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    outcome: TestOutcomeKind
-    duration_s: float = 0.0
-    message: str = ""
-
-
 class CheckResult(BaseModel):
     """One job's result: its status, every test's outcome, and its output tails."""
 
@@ -70,7 +68,8 @@ class CheckResult(BaseModel):
     """The sandbox job's status (``ok`` only when every test passed)."""
     passed: bool
     """At least one test, and every test passed."""
-    tests: list[TestOutcome]
+    tests: list[TestCaseResult]
+    """One per test, in collection order (every one in the ``visible`` suite)."""
     duration_s: float
     stdout: str = ""
     """The last few KiB of the job's stdout."""
@@ -83,7 +82,7 @@ class CheckResult(BaseModel):
     def truncated(self) -> bool:
         return self.stdout_truncated or self.stderr_truncated
 
-    def count(self, outcome: TestOutcomeKind) -> int:
+    def count(self, outcome: TestOutcome) -> int:
         """How many tests ended with ``outcome``."""
         return sum(1 for test in self.tests if test.outcome == outcome)
 
@@ -111,13 +110,13 @@ def check_result(job: CheckJob, result: ExecResult, nonce: str) -> CheckResult:
     collected = verdict.collected or []
     running = _first_unfinished(collected, finished)
     tests = [
-        _outcome(finished[name]) if name in finished else _unfinished(name, result, verdict, running == name)
+        finished[name].case() if name in finished else _unfinished(name, result, verdict, running == name)
         for name in collected
     ]
     if not collected:
         reason = verdict.load_error or verdict.problem or _fate(result, verdict)
         tests = [
-            TestOutcome(name="<load>", outcome="timeout" if result.status == "timeout" else "error", message=reason)
+            TestCaseResult(name="<load>", outcome="timeout" if result.status == "timeout" else "error", message=reason)
         ]
     passed = bool(collected) and verdict.done and all(test.outcome == "passed" for test in tests)
     status: ExecStatus = result.status
@@ -140,12 +139,6 @@ def check_result(job: CheckJob, result: ExecResult, nonce: str) -> CheckResult:
     )
 
 
-def _outcome(record: ResultRecord) -> TestOutcome:
-    return TestOutcome(
-        name=record.name, outcome=record.outcome, duration_s=record.duration_s, message=record.message[:OUTPUT_TAIL]
-    )
-
-
 def _first_unfinished(collected: list[str], finished: dict[str, ResultRecord]) -> str | None:
     return next((name for name in collected if name not in finished), None)
 
@@ -160,10 +153,10 @@ def _fate(result: ExecResult, verdict: ParsedVerdict) -> str:
     return f"{problem} (exit code {result.exit_code}): {tail}"
 
 
-def _unfinished(name: str, result: ExecResult, verdict: ParsedVerdict, was_running: bool) -> TestOutcome:
-    outcome: TestOutcomeKind = "timeout" if result.status == "timeout" else "error"
+def _unfinished(name: str, result: ExecResult, verdict: ParsedVerdict, was_running: bool) -> TestCaseResult:
+    outcome: TestOutcome = "timeout" if result.status == "timeout" else "error"
     prefix = "while this test ran: " if was_running else "before this test ran: "
-    return TestOutcome(name=name, outcome=outcome, message=prefix + _fate(result, verdict))
+    return TestCaseResult(name=name, outcome=outcome, message=prefix + _fate(result, verdict))
 
 
 async def run_checks(

@@ -20,6 +20,7 @@ import binascii
 import functools
 import json
 import marshal
+import re
 import secrets
 import sys
 from collections.abc import Sequence
@@ -27,9 +28,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from debatecode.sandbox.base import ExecJob, Limits
+from debatecode.sandbox.results import TestCaseResult, TestOutcome
 
 __all__ = [
     "CHECKER_FILE",
@@ -66,7 +68,6 @@ MAX_RECORDS = 10_000
 MESSAGE_CAP = 4000
 
 CheckerMode = Literal["light", "pytest", "probe"]
-Outcome = Literal["passed", "failed", "error", "timeout"]
 
 
 @functools.cache
@@ -122,18 +123,42 @@ def checker_job(
     return job, nonce
 
 
+_ADDRESS = re.compile(r"(?<= at )0x[0-9a-fA-F]{4,16}\b")
+"""An object's address in a default repr (``<generator object f at 0x7f5d...>``): different in every run."""
+
+
+def without_addresses(text: str) -> str:
+    """``text`` with object addresses masked, so that the same failure reads the same in every run.
+
+    The messages are shown to models; an address that changes per run would make
+    a seeded, greedy session differ from its rerun.
+    """
+    return _ADDRESS.sub("0x…", text)
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
 
 class ResultRecord(_Record):
-    """One test's outcome as the checker saw it."""
+    """One test's outcome as the checker reported it (a wire record; callers turn it into a ``TestCaseResult``)."""
 
     name: str = Field(max_length=500)
-    outcome: Outcome
+    outcome: TestOutcome
     duration_s: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
     message: str = ""
     file: str = Field(default="", max_length=500)
+
+    @field_validator("message")
+    @classmethod
+    def _stable_message(cls, value: str) -> str:
+        return without_addresses(value)
+
+    def case(self, suite: str = "visible") -> TestCaseResult:
+        """This test's result, in ``suite``."""
+        return TestCaseResult(
+            name=self.name, outcome=self.outcome, message=self.message, duration_s=self.duration_s, suite=suite
+        )
 
 
 class ProbeRecord(_Record):
@@ -143,6 +168,11 @@ class ProbeRecord(_Record):
     outcome: Literal["value", "raises", "timeout"]
     expected: str = ""
     message: str = ""
+
+    @field_validator("expected", "message")
+    @classmethod
+    def _stable_text(cls, value: str) -> str:
+        return without_addresses(value)
 
 
 class _Collected(_Record):

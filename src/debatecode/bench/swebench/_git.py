@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 from debatecode.errors import VersionControlError
 
-__all__ = ["GIT_CONFIG", "git", "git_available", "git_ok"]
+__all__ = ["GIT_CONFIG", "git", "git_ok"]
 
 GIT_CONFIG = (
     "-c",
@@ -34,11 +33,6 @@ _ENV = {
     "GIT_COMMITTER_NAME": "debatecode",
     "GIT_COMMITTER_EMAIL": "bench@debatecode.local",
 }
-
-
-def git_available() -> bool:
-    """Whether a ``git`` executable is on PATH."""
-    return shutil.which("git") is not None
 
 
 def _run(

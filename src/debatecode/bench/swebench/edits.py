@@ -44,7 +44,6 @@ __all__ = [
     "NoEditError",
     "SearchReplaceEdit",
     "apply_edits",
-    "edited_paths",
     "parse_edits",
     "worktree_diff",
 ]
@@ -213,19 +212,6 @@ def parse_edits(reply: str) -> list[Edit]:
     if not edits:
         raise NoEditError()
     return edits
-
-
-def edited_paths(edits: list[Edit]) -> list[str]:
-    """The files the edits name (diff headers included), in first-seen order."""
-    from debatecode.bench.swebench.patching import patch_paths
-
-    paths: dict[str, None] = {}
-    for edit in edits:
-        if isinstance(edit, SearchReplaceEdit):
-            paths[edit.path] = None
-        else:
-            paths.update(dict.fromkeys(sorted(patch_paths(edit.text))))
-    return list(paths)
 
 
 def _find(text: str, search: str) -> tuple[int, int] | None:

@@ -16,9 +16,10 @@ Per instance:
    among the candidates that break the fewest existing tests.
 
 This is a debate loop of its own, built on the same ``LLMClient`` (budget, usage,
-scripted models) and ``debatecode.voting`` as the protocol engine; the engine's
-phases work on single-function ``Task``s and cannot take repository-level
-candidates.
+scripted models), roster choices (``debatecode.protocol.roster``: each author's
+model, temperature and seed), ballot parser (``parse_ranking``) and
+``debatecode.voting`` as the protocol engine; the engine's phases work on
+single-function ``Task``s and cannot take repository-level candidates.
 
 Agents see the problem statement and the repository at ``base_commit`` only,
 never ``patch``, ``test_patch``, ``FAIL_TO_PASS``/``PASS_TO_PASS`` or
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import tempfile
 import time
 from collections import Counter
@@ -65,6 +65,8 @@ from debatecode.errors import (
     UserError,
 )
 from debatecode.llm import LLMClient, Message
+from debatecode.protocol.replies import parse_ranking
+from debatecode.protocol.roster import author_sampling, model_for
 from debatecode.voting import Ballot
 from debatecode.voting.registry import choose_method
 
@@ -98,8 +100,8 @@ class SolveOptions:
 
 
 _FATAL_MODEL_ERRORS = (UnknownModelError, ModelAuthError, ModelUnreachable, ModelRequestsDisabled)
-_RANKING = re.compile(r"ranking\s*[:=]\s*(.+)", re.I)
-_NUMBER = re.compile(r"\d+")
+_AUTHOR_ROLE = "generator"
+"""Solve's authors are the engine's generators: each plans its own patch, and ``models.generator`` applies."""
 
 
 class CandidateRecord(BaseModel):
@@ -145,8 +147,17 @@ class SolveRecord(BaseModel):
 
 
 def model_name(strategy: str, config: DebateConfig) -> str:
-    """``model_name_or_path`` of the predictions: ``debatecode-<strategy>/<model>``."""
-    return f"debatecode-{strategy}/{config.model}"
+    """``model_name_or_path`` of the predictions: ``debatecode-<strategy>/<model>``, ``<model>`` the first author's."""
+    return f"debatecode-{strategy}/{_author_model(config, 0)}"
+
+
+def _author_model(config: DebateConfig, index: int) -> str:
+    """Author ``index``'s model (from 0), as the engine's roster picks it (``debatecode.protocol.roster.model_for``)."""
+    return model_for(config, _AUTHOR_ROLE, index)
+
+
+def _authors(config: DebateConfig, strategy: str) -> int:
+    return 1 if strategy == "single" else config.agents
 
 
 class _InstanceSolver:
@@ -173,15 +184,11 @@ class _InstanceSolver:
         self.files: list[RetrievedFile] = []
         self.proposal: list[Message] = []
 
-    def agent_model(self, index: int) -> str:
-        """Author ``index``'s model, as in the engine's roster: ``agent_models`` round-robin, else ``model``."""
-        models = self.config.agent_models
-        return models[index % len(models)] if models else self.config.model
-
     async def call(self, model: str, messages: list[Message], tags: dict[str, str], *, index: int, sample: bool) -> str:
         # As in the engine's roster: the first author decodes greedily, the others sample with their own seed.
-        temperature = self.config.llm.temperature if sample and index > 0 else 0.0
-        seed = self.config.llm.seed + index + 1
+        temperature, seed = author_sampling(self.config, index)
+        if not sample:
+            temperature = 0.0
         completion = await self.client.complete(model, messages, tags=tags, temperature=temperature, seed=seed)
         self.record.transcript.append(
             {
@@ -224,7 +231,7 @@ class _InstanceSolver:
 
     async def propose(self, index: int, tmp: Path) -> CandidateRecord:
         agent = f"agent-{index + 1}"
-        model = self.agent_model(index)
+        model = _author_model(self.config, index)
         candidate = CandidateRecord(agent=agent, model=model)
         messages = list(self.proposal)
         for attempt in range(self.options.edit_retries + 1):
@@ -284,7 +291,7 @@ class _InstanceSolver:
             agent = f"agent-{voter + 1}"
             tags = {"agent": agent, "phase": "critique", "round": "1", "kind": "vote"}
             try:
-                reply = await self.call(self.agent_model(voter), messages, tags, index=voter, sample=False)
+                reply = await self.call(_author_model(self.config, voter), messages, tags, index=voter, sample=False)
             except _FATAL_MODEL_ERRORS:
                 raise
             except BudgetExceeded:
@@ -293,7 +300,8 @@ class _InstanceSolver:
             except ModelError as exc:
                 logger.info("%s %s cannot vote: %s", self.instance.instance_id, agent, exc)
                 continue
-            self.record.ballots.append(Ballot(voter=agent, ranking=_ranking(reply, len(eligible), ids)))
+            ranking = [ids[option] for option in parse_ranking(reply, len(eligible))]
+            self.record.ballots.append(Ballot(voter=agent, ranking=ranking))
         result = choose_method(max(1, len(self.record.ballots)), voting).tally(ids, self.record.ballots)
         self.record.vote = result.model_dump()
         return eligible[ids.index(result.winner)]
@@ -303,7 +311,7 @@ class _InstanceSolver:
         self.emit("retrieve")
         self.retrieve()
         self.emit("propose")
-        authors = 1 if self.strategy == "single" else self.config.agents
+        authors = _authors(self.config, self.strategy)
         with tempfile.TemporaryDirectory(prefix="debatecode-solve-") as tmp:
             limit = asyncio.Semaphore(self.config.max_concurrency)
 
@@ -333,20 +341,6 @@ class _InstanceSolver:
             chosen = await self.vote(eligible, counts) if len(eligible) > 1 else eligible[0]
         self.record.chosen = chosen
         return candidates[chosen].patch
-
-
-def _ranking(reply: str, n_options: int, ids: list[str]) -> list[str]:
-    """The ballot of a critique reply: its ``Ranking:`` line, else the vote ``extract_choice`` reads."""
-    from debatecode.llm import extract_choice
-
-    matches = _RANKING.findall(reply)
-    if matches:
-        numbers = [int(number) for number in _NUMBER.findall(matches[-1])]
-        ranking = [ids[number - 1] for number in numbers if 1 <= number <= n_options]
-        if ranking:
-            return list(dict.fromkeys(ranking))
-    choice = extract_choice(reply, n_options)
-    return [ids[choice]] if choice is not None else []
 
 
 async def _solve_one(
@@ -418,7 +412,7 @@ async def generate_predictions(
         raise ConfigError(f"unknown solve strategy {strategy!r}; known: {', '.join(SOLVE_STRATEGIES)}")
     from debatecode.llm import validate_model
 
-    for model in dict.fromkeys([config.model, *config.agent_models]):
+    for model in dict.fromkeys(_author_model(config, index) for index in range(_authors(config, strategy))):
         validate_model(model)
     if strategy == "debate" and checker is None:
         checker = HarnessChecker(harness)

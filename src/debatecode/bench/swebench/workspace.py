@@ -11,7 +11,6 @@ container's copy of the repository, which the instance image holds at
 from __future__ import annotations
 
 import base64
-import json
 import os
 import stat
 from pathlib import Path
@@ -155,8 +154,3 @@ def prepare_tree(
     finally:
         mirror.remove_worktree(tree)
         mirror.remove_worktree(reference)
-
-
-def overlay_job_text(overlay: Overlay) -> str:
-    """The overlay as the driver reads it (a JSON list)."""
-    return json.dumps([entry.model_dump() for entry in overlay.entries])
