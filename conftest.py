@@ -71,3 +71,20 @@ def isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run in an empty directory so the default store and outputs land in tmp."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt during the test, as in an interactive shell.
+
+    A test suite started in the background by a shell without job control
+    inherits SIGINT as *ignored*, and then neither ``_thread.interrupt_main``
+    nor asyncio's Ctrl-C handling would do anything.
+    """
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -7,6 +7,8 @@ stays fast and never pulls in litellm or the Docker SDK. See docs/python-api.md.
 - Configure it: ``load_config()``, ``apply_overrides()``, ``DebateConfig``; tasks: ``load_task()``, ``parse_task()``, ``Task``.
 - Watch it: pass an ``EventBus`` and subscribe to ``Event`` subclasses such as ``TurnCompleted``.
 - Share a sandbox pool between runs: ``build_services()`` -> ``Services``.
+- Run several sessions on one engine: ``DebateEngine.from_config(config)``; answer with a
+  Python function: ``FunctionModel(fn)``.
 - Benchmarks live in ``debatecode.bench`` (``run_humaneval``, the SWE-bench harness).
 """
 
@@ -20,7 +22,8 @@ if TYPE_CHECKING:
     from debatecode._api import Services, apply_overrides, build_services, solve, solve_async
     from debatecode.config import DebateConfig, load_config
     from debatecode.errors import BudgetExceeded, ConfigError, DebatecodeError, ModelError, SandboxError, TaskError
-    from debatecode.protocol.engine import DebateResult
+    from debatecode.llm.function import FunctionModel
+    from debatecode.protocol.engine import DebateEngine, DebateResult
     from debatecode.protocol.events import (
         AgentStatusChanged,
         CheckpointDecided,
@@ -50,11 +53,13 @@ __all__ = [
     "CodeVersionCommitted",
     "ConfigError",
     "DebateConfig",
+    "DebateEngine",
     "DebateResult",
     "DebatecodeError",
     "Escalated",
     "Event",
     "EventBus",
+    "FunctionModel",
     "GateDecided",
     "GateRequested",
     "ModelError",
@@ -107,7 +112,8 @@ _LAZY = {
     **dict.fromkeys(("Task", "load_task", "parse_task"), "debatecode.task"),
     **dict.fromkeys(("Services", "apply_overrides", "build_services", "solve", "solve_async"), "debatecode._api"),
     **dict.fromkeys(_EVENTS, "debatecode.protocol.events"),
-    "DebateResult": "debatecode.protocol.engine",
+    **dict.fromkeys(("DebateEngine", "DebateResult"), "debatecode.protocol.engine"),
+    "FunctionModel": "debatecode.llm.function",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), [*__all__, "__version__"])

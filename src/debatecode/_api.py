@@ -14,9 +14,7 @@ import contextvars
 import logging
 import threading
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -25,70 +23,18 @@ from pydantic_settings import SettingsError
 from debatecode.config import DebateConfig, load_config
 from debatecode.errors import ConfigError
 from debatecode.protocol.events import EventBus
+from debatecode.protocol.services import Services, build_services
 from debatecode.task import Task, load_task
 
 if TYPE_CHECKING:
-    from debatecode.llm.client import LLMClient
     from debatecode.protocol.engine import DebateResult
     from debatecode.protocol.human import HumanInterface
-    from debatecode.sandbox.base import Sandbox
-    from debatecode.store.repository import SessionStore
 
 __all__ = ["Services", "apply_overrides", "build_services", "run_sync", "solve", "solve_async"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-@dataclass
-class Services:
-    """The I/O layer of a session, built from config (or injected by tests).
-
-    Reuse one ``Services`` across many ``solve_async`` calls to keep one sandbox
-    pool warm; close it with ``aclose()`` or ``async with``.
-    """
-
-    llm: LLMClient
-    sandbox: Sandbox
-    store: SessionStore
-
-    async def aclose(self) -> None:
-        """Close the sandbox (its warm containers) and the store."""
-        try:
-            await self.sandbox.aclose()
-        finally:
-            self.store.close()
-
-    async def __aenter__(self) -> Services:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-def build_services(config: DebateConfig, *, sandbox_backend: str | None = None) -> Services:
-    """Check the model name, pick the sandbox and open the store, in that order.
-
-    Nothing is written before all three succeed, so a bad model name or a dead
-    Docker engine leaves the store untouched.
-
-    Raises:
-        UnknownModelError: no provider answers to ``config.model``.
-        SandboxUnavailable: the chosen backend cannot run here.
-        StoreError: the store cannot be opened.
-    """
-    from debatecode.llm.client import LLMClient, validate_model
-    from debatecode.sandbox import create_sandbox
-    from debatecode.store import open_store
-
-    validate_model(config.model)
-    sandbox = create_sandbox(config.sandbox, sandbox_backend or config.sandbox.backend)
-    store = open_store(config.store_url)
-    llm = LLMClient(config.llm, token_budget=config.token_budget)
-    return Services(llm=llm, sandbox=sandbox, store=store)
 
 
 def apply_overrides(config: DebateConfig, overrides: Mapping[str, Any]) -> DebateConfig:
@@ -167,23 +113,10 @@ async def solve_async(
     if resume is not None and services is None:
         config = _stored_config(config, resume)
     parsed = task if isinstance(task, Task) else load_task(task, max_bytes=config.task_max_bytes)
-    # The engine subscribes its store recorder to the bus it gets: a bus of its own per run keeps the
-    # caller's bus reusable across runs (a shared one would record every later turn twice).
-    run_bus = EventBus()
-    if bus is not None:
-        run_bus.subscribe(bus.emit, critical=True)
-    owned = services is None
-    services = services or build_services(config)
-    try:
-        engine = DebateEngine(
-            config, llm=services.llm, sandbox=services.sandbox, store=services.store, bus=run_bus, human=human
-        )
+    async with DebateEngine.from_config(config, services=services, bus=bus, human=human) as engine:
         if resume is not None:
             return await engine.resume(resume, parsed)
         return await engine.solve(parsed)
-    finally:
-        if owned:
-            await services.aclose()
 
 
 def _stored_config(config: DebateConfig, session_id: str) -> DebateConfig:

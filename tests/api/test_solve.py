@@ -140,6 +140,7 @@ def test_run_sync_in_a_running_loop_keeps_context_and_raises_what_the_coroutine_
     assert run_sync(read_marker) == "unset", "without a running loop it is asyncio.run"
 
 
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_interrupting_the_wait_cancels_the_worker() -> None:
     cancelled = threading.Event()
 
@@ -187,6 +188,7 @@ def test_overrides_do_not_mix_with_resume(config: DebateConfig) -> None:
     assert caught.value.key == "agents"
 
 
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_interrupting_a_notebook_solve_stops_the_session_as_cancelled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

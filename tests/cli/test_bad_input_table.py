@@ -229,11 +229,11 @@ from debatecode.protocol import engine, phases
 async def broken_phase(self, run, round_no):
     raise RuntimeError("injected fault in the phase\\nsecond line")
 
-def broken_roster(self, session, task, worktree, resumed):
+def broken_roster(self, *args, **kwargs):
     raise KeyError("injected fault before the session started")
 
 if sys.argv[1] == "phase":
-    phases.self_evolvement.SelfEvolvementPhase.run = broken_phase
+    phases.self_evolvement.SelfEvolvementPhase.execute = broken_phase
 else:
     engine.DebateEngine._build_run = broken_roster
 sys.argv[0:2] = ["debatecode"]

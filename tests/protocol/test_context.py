@@ -7,18 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from debatecode.errors import DebatecodeError
-from debatecode.protocol.context import (
-    REPETITION_THRESHOLD,
-    ContextWindow,
-    RoundBudgetExceeded,
-    SatisfactionTracker,
-    TokenAllowance,
-    TranscriptEntry,
-    estimate_tokens,
-    is_repetitive,
-    is_rubber_stamp,
-    repetition_ratio,
-)
+from debatecode.llm.types import estimate_tokens
+from debatecode.protocol.allowance import RoundBudgetExceeded, TokenAllowance
+from debatecode.protocol.reply_quality import is_rubber_stamp
+from debatecode.protocol.satisfaction import SatisfactionTracker
+from debatecode.protocol.transcript import ContextWindow, TranscriptEntry
 
 # -- satisfaction ------------------------------------------------------------------------------
 
@@ -331,32 +324,3 @@ def test_replies_with_reasoning_are_not_rubber_stamps(text: str) -> None:
 
 def test_an_empty_code_block_does_not_count_as_code() -> None:
     assert is_rubber_stamp("LGTM\n```\n```") is True
-
-
-# -- repetition --------------------------------------------------------------------------------
-
-
-def test_repetition_ratio_counts_current_sentences_already_said() -> None:
-    previous = "Use a heap. Validate input.\nAdd a cache."
-    assert repetition_ratio(previous, "use a heap!  Validate   INPUT.") == 1.0
-    assert repetition_ratio(previous, "Use a heap. Switch to a trie.") == 0.5
-    assert repetition_ratio(previous, "Something new entirely.") == 0.0
-    assert repetition_ratio(previous, "") == 0.0
-    assert repetition_ratio("", "Anything.") == 0.0
-
-
-def test_is_repetitive_uses_the_seed_threshold() -> None:
-    assert REPETITION_THRESHOLD == 0.6
-    previous = "A. B. C. D. E."
-    assert is_repetitive(previous, "A. B. C. X. Y.") is False  # 0.6 exactly is not above
-    assert is_repetitive(previous, "A. B. C. D. Y.") is True
-    assert is_repetitive(previous, "A. B. C. X. Y.", threshold=0.5) is True
-
-
-@given(st.text(max_size=200), st.text(max_size=200))
-def test_repetition_ratio_is_a_share_and_any_reply_fully_repeats_itself(previous: str, current: str) -> None:
-    ratio = repetition_ratio(previous, current)
-    assert 0.0 <= ratio <= 1.0
-    said_something = any(ch.isalnum() for ch in current)
-    if said_something:
-        assert repetition_ratio(current, current) == 1.0

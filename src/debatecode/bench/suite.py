@@ -8,7 +8,6 @@ evalplus read; ``report.md`` and ``plot.png`` compare the strategies.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import re
@@ -22,7 +21,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from debatecode.bench.humaneval import completion_of, pass_at_k, problem_task, score_samples
-from debatecode.bench.strategies import strategy_config
 from debatecode.config import DebateConfig
 
 __all__ = ["HumanEvalRun", "mcnemar_exact_p", "run_humaneval", "wilson_interval", "write_report"]
@@ -61,23 +59,30 @@ def _slug(task_id: str) -> str:
 def run_humaneval(problems: list[dict[str, Any]], setup: HumanEvalRun, console: Console | None = None) -> Path:
     """Run every strategy on every problem (skipping pairs already in ``results.jsonl``); return the report path.
 
+    The whole run, with its progress bar, shares one event loop (``debatecode.run_sync``),
+    one sandbox (so Docker's warm pool serves every problem) and one store, closed at
+    the end; each session gets a model client of its own.
+
     Raises:
         UnknownModelError, ConfigError, SandboxUnavailable, StoreError: before the first problem runs.
     """
-    from debatecode._api import Services, build_services
+    from debatecode._api import run_sync
 
-    setup.out.mkdir(parents=True, exist_ok=True)
-    results_path = setup.out / "results.jsonl"
-    done = _done(results_path)
-    configs = {
-        name: strategy_config(
-            setup.base, name, samples=setup.samples, agents=setup.agents, budget=setup.budget, wisdom=setup.wisdom
-        )
-        for name in setup.strategies
-    }
-    shared = build_services(configs[setup.strategies[0]], sandbox_backend=setup.sandbox)
-    pending = [(p, s) for p in problems for s in setup.strategies if (p["task_id"], s) not in done]
-    try:
+    strategies = list(dict.fromkeys(setup.strategies))
+    done = _done(setup.out / "results.jsonl")
+    pending = [f"{s} · {p['task_id']}" for p in problems for s in strategies if (p["task_id"], s) not in done]
+    run_sync(lambda: _run(problems, setup, pending, console))
+    return setup.out / "report.md"
+
+
+async def _run(
+    problems: list[dict[str, Any]], setup: HumanEvalRun, pending: list[str], console: Console | None
+) -> None:
+    """The (problem, strategy) pairs left, with a progress bar showing ``pending`` (their labels) in turn."""
+    from debatecode._api import build_services
+    from debatecode.bench._humaneval_run import run_humaneval_async
+
+    async with build_services(setup.base, sandbox_backend=setup.sandbox) as services:
         with Progress(
             TextColumn("[bold]humaneval"),
             BarColumn(),
@@ -86,26 +91,26 @@ def run_humaneval(problems: list[dict[str, Any]], setup: HumanEvalRun, console: 
             TextColumn("{task.description}"),
             console=console,
         ) as progress:
-            bar = progress.add_task("", total=len(pending))
-            for problem, strategy in pending:
-                progress.update(bar, description=f"{strategy} · {problem['task_id']}")
-                config = configs[strategy].model_copy(
-                    update={"out": setup.out / "runs" / strategy / _slug(problem["task_id"])}
-                )
-                from debatecode.llm.client import LLMClient
+            bar = progress.add_task(pending[0] if pending else "", total=len(pending))
+            following = iter(pending[1:])
 
-                services = Services(
-                    llm=LLMClient(config.llm, token_budget=config.token_budget),
-                    sandbox=shared.sandbox,
-                    store=shared.store,
-                )
-                record = asyncio.run(_one(problem, strategy, config, services))
-                with results_path.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(record) + "\n")
-                progress.advance(bar)
-    finally:
-        asyncio.run(shared.aclose())
-    return write_report(setup, problems)
+            def advance(_outcome: object) -> None:
+                progress.update(bar, advance=1, description=next(following, ""))
+
+            await run_humaneval_async(
+                problems,
+                config=setup.base,
+                strategies=setup.strategies,
+                out=setup.out,
+                samples=setup.samples,
+                agents=setup.agents,
+                budget=setup.budget,
+                wisdom=setup.wisdom,
+                sandbox=setup.sandbox,
+                services=services,
+                on_result=advance,
+                command=setup.command,
+            )
 
 
 async def _one(problem: dict[str, Any], strategy: str, config: DebateConfig, services: Any) -> dict[str, Any]:

@@ -9,21 +9,28 @@ calls and mean wall time.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import itertools
 import json
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from debatecode.errors import ConfigError
+
+if TYPE_CHECKING:
+    from debatecode._api import Services
+    from debatecode.config import DebateConfig
+    from debatecode.sandbox.base import Sandbox
+    from debatecode.store.repository import SessionStore
+    from debatecode.task import Task
 
 __all__ = ["SweepReport", "SweepRun", "parse_sets", "run_sweep"]
 
@@ -130,13 +137,21 @@ def run_sweep(
 ) -> SweepReport:
     """Run every task once per combination of ``grid`` values (``repeat`` times) and write the report.
 
+    All runs happen on one event loop (``debatecode.run_sync``: in a notebook too)
+    and share one sandbox (one Docker warm pool) and one store, opened before the
+    first run and closed after the last. A combination that changes how the
+    sandbox is built (``sandbox.backend``, ``sandbox.pool_size``...) or the
+    ``store_url`` gets a sandbox or store of its own, also kept for the whole
+    sweep. Each run gets a model client of its own.
+
     Raises:
         ConfigError: an unknown key or invalid value in the grid (checked before anything runs).
         TaskError: a task file is missing or malformed (checked before anything runs).
+        UnknownModelError, SandboxUnavailable, StoreError: a combination cannot run here
+            (checked before anything runs).
     """
-    from debatecode._api import build_services, solve_async
+    from debatecode._api import run_sync
     from debatecode.config import load_config
-    from debatecode.store import open_store
     from debatecode.task import load_task
 
     parsed = [load_task(path) for path in tasks]
@@ -145,50 +160,116 @@ def run_sweep(
     configs = [load_config(config_file, {**base, **combo}) for combo in combos]  # validates every value up front
     out.mkdir(parents=True, exist_ok=True)
     report = SweepReport(grid=grid, command=_command(tasks, grid, model, sandbox, out, repeat))
-    total = len(combos) * len(parsed) * repeat
-    with Progress(
-        TextColumn("[bold]sweep"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.description}"),
-        console=console,
-        transient=False,
-    ) as progress:
-        bar = progress.add_task("", total=total)
-        for combo, config in zip(combos, configs, strict=True):
-            for task, path in zip(parsed, tasks, strict=True):
-                for index in range(repeat):
-                    progress.update(bar, description=f"{_slug(combo)} · {path.stem} · run {index + 1}")
-                    run_config = config.model_copy(update={"out": out / _slug(combo) / f"{path.stem}-{index + 1}"})
-                    started = time.monotonic()
-                    services = build_services(run_config, sandbox_backend=sandbox)
-                    result = asyncio.run(solve_async(task, run_config, services=services))
-                    store = open_store(run_config.store_url)
-                    try:
-                        calls = sum(
-                            1 for t in store.turns(result.session.id) if t.provider not in ("tool", "human", "")
-                        )
-                    finally:
-                        store.close()
-                    report.runs.append(
-                        SweepRun(
-                            values=combo,
-                            task=path.name,
-                            repeat=index + 1,
-                            session_id=result.session.id,
-                            status=result.status,
-                            passed=result.passed,
-                            total=result.total,
-                            all_passed=result.all_passed,
-                            tokens=result.session.prompt_tokens + result.session.completion_tokens,
-                            calls=calls,
-                            seconds=round(time.monotonic() - started, 2),
-                        )
-                    )
-                    progress.advance(bar)
+    runs = [
+        (combo, config, task, path, index)
+        for combo, config in zip(combos, configs, strict=True)
+        for task, path in zip(parsed, tasks, strict=True)
+        for index in range(repeat)
+    ]
+    run_sync(lambda: _run_all(report, runs, configs, out, console))
     _write(report, out)
     return report
+
+
+async def _run_all(
+    report: SweepReport,
+    runs: Sequence[tuple[dict[str, Any], DebateConfig, Task, Path, int]],
+    configs: Sequence[DebateConfig],
+    out: Path,
+    console: Console | None,
+) -> None:
+    """Run ``runs`` (values, config, task, its path, repeat index) in turn, adding each to ``report``."""
+    from debatecode._api import solve_async
+
+    async with _SharedServices(configs) as shared:
+        with Progress(
+            TextColumn("[bold]sweep"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=console,
+            transient=False,
+        ) as progress:
+            bar = progress.add_task("", total=len(runs))
+            for combo, config, task, path, index in runs:
+                progress.update(bar, description=f"{_slug(combo)} · {path.stem} · run {index + 1}")
+                run_config = config.model_copy(update={"out": out / _slug(combo) / f"{path.stem}-{index + 1}"})
+                started = time.monotonic()
+                async with shared.for_run(run_config) as services:
+                    result = await solve_async(task, run_config, services=services)
+                turns = services.store.turns(result.session.id)
+                report.runs.append(
+                    SweepRun(
+                        values=combo,
+                        task=path.name,
+                        repeat=index + 1,
+                        session_id=result.session.id,
+                        status=result.status,
+                        passed=result.passed,
+                        total=result.total,
+                        all_passed=result.all_passed,
+                        tokens=result.session.prompt_tokens + result.session.completion_tokens,
+                        calls=sum(1 for t in turns if t.provider not in ("tool", "human", "")),
+                        seconds=round(time.monotonic() - started, 2),
+                    )
+                )
+                progress.advance(bar)
+
+
+class _SharedServices:
+    """The sandboxes and stores of a sweep, each opened once and kept for every run that can share it.
+
+    Runs share a sandbox when their ``[sandbox]`` sections differ at most in
+    per-job limits (``timeout_s``, ``memory_mb``...: each run passes its own
+    with every job), and a store when their ``store_url`` is the same.
+    """
+
+    def __init__(self, configs: Sequence[DebateConfig]) -> None:
+        self._configs = configs
+        self._sandboxes: dict[str, Sandbox] = {}
+        self._stores: dict[str, SessionStore] = {}
+        self._opened = contextlib.AsyncExitStack()
+
+    def _sandbox_key(self, config: DebateConfig) -> str:
+        from debatecode.sandbox.base import Limits
+
+        return config.sandbox.model_dump_json(exclude=set(Limits.model_fields))
+
+    @contextlib.asynccontextmanager
+    async def for_run(self, config: DebateConfig) -> AsyncIterator[Services]:
+        """The services of one run of ``config``: the shared sandbox and store, and a model client of its own.
+
+        The model client is closed when the run ends; the sandbox and store stay open for the next run.
+        """
+        from debatecode._api import Services
+        from debatecode.llm.client import LLMClient
+
+        async with LLMClient(config.llm, token_budget=config.token_budget) as llm:
+            yield Services(
+                llm=llm, sandbox=self._sandboxes[self._sandbox_key(config)], store=self._stores[config.store_url]
+            )
+
+    async def __aenter__(self) -> _SharedServices:
+        """Check every model, then open every sandbox and store the sweep needs (all closed again on a failure)."""
+        from debatecode.llm.client import validate_model
+        from debatecode.sandbox import create_sandbox
+        from debatecode.store import open_store
+
+        async with contextlib.AsyncExitStack() as opening:
+            for config in self._configs:
+                validate_model(config.model)
+                key = self._sandbox_key(config)
+                if key not in self._sandboxes:
+                    self._sandboxes[key] = await opening.enter_async_context(create_sandbox(config.sandbox))
+                if config.store_url not in self._stores:
+                    self._stores[config.store_url] = opening.enter_context(open_store(config.store_url))
+            self._opened = opening.pop_all()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        """Close every sandbox (their warm containers) and every store."""
+        await self._opened.aclose()
 
 
 def _command(

@@ -8,22 +8,24 @@ from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
-from debatecode.cli.common import console, err_console, fail, reporting_errors, setup_logging
+from debatecode.cli.common import (
+    STORE_CONFIG_HELP,
+    console,
+    err_console,
+    fail,
+    open_configured_store,
+    reporting_errors,
+    sandbox_option,
+    setup_logging,
+)
 from debatecode.cli.output import add_id_column, json_option, print_json, print_table
 
 if TYPE_CHECKING:
-    from debatecode.store.repository import SessionStore
+    from debatecode.config import DebateConfig
+    from debatecode.protocol.engine import DebateResult
+    from debatecode.task import Task
 
 __all__ = ["approve", "audit", "gates", "reject", "replay"]
-
-_CONFIG_HELP = "Config file (default: ./debatecode.toml if present); its store_url picks the store."
-
-
-def _open_store(config_file: Path | None) -> SessionStore:
-    from debatecode.config import load_config
-    from debatecode.store import open_store
-
-    return open_store(load_config(config_file).store_url)
 
 
 def _read_trail(path: Path) -> dict[str, Any]:
@@ -75,17 +77,13 @@ def _read_trail(path: Path) -> dict[str, Any]:
 def audit(
     session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the JSON here instead of stdout."),
-    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
 ) -> None:
     """Emit the full audit trail of a session as JSON: prompts, models, replies, tool calls, tests, votes, gates."""
     from debatecode.protocol.audit import build_audit
 
-    with reporting_errors():
-        store = _open_store(config_file)
-        try:
-            trail = build_audit(store, session_id)
-        finally:
-            store.close()
+    with reporting_errors(), open_configured_store(config_file) as store:
+        trail = build_audit(store, session_id)
     text = json.dumps(trail, indent=2, ensure_ascii=False)
     if output is None:
         typer.echo(text)
@@ -97,12 +95,8 @@ def audit(
 def replay(
     trail_file: Path = typer.Argument(..., help="An audit trail written by `debatecode sessions audit`."),
     out: Path = typer.Option(Path("replay-out"), "--out", "-o", help="Output folder of the replayed session."),
-    sandbox: str | None = typer.Option(
-        None,
-        "--sandbox",
-        help="auto (Docker, else bubblewrap, else refuse), docker, local (bubblewrap) or unsafe-host (no isolation).",
-    ),
-    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    sandbox: str | None = sandbox_option(),
+    config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
 ) -> None:
     """Re-run a session from its audit trail, answering every model turn with its recorded reply.
 
@@ -114,8 +108,6 @@ def replay(
 
     from pydantic import ValidationError
 
-    from debatecode._api import build_services
-    from debatecode.cli.session_runner import run_debate
     from debatecode.config import DebateConfig, load_config
     from debatecode.errors import ConfigError
     from debatecode.llm.scripted import register_scripted, unregister_scripted
@@ -149,20 +141,11 @@ def replay(
                 task_path.write_text(text, encoding="utf-8")
                 task = load_task(task_path) if task_path.is_file() else parse_task(text)
                 human = ReplayHuman(trail) if trail.get("human_decisions") else None
-                services = build_services(config, sandbox_backend=sandbox)
-                try:
-                    result = run_debate(task, config, services, human=human)
-                finally:
-                    asyncio.run(services.aclose())
+                result, turns = asyncio.run(_replay(task, config, sandbox, human))
         finally:
             unregister_scripted(name)
     original = trail["outcome"] or {}
     replayed = result.session.outcome or {}
-    store = _open_store(config_file)
-    try:
-        turns = len(store.turns(result.session.id))
-    finally:
-        store.close()
     same = original.get("winner") == replayed.get("winner") and turns == len(trail["turns"])
     console.print(
         f"replayed session {trail['session']['id']} as {result.session.id}: {turns} turns (original {len(trail['turns'])}), "
@@ -174,22 +157,28 @@ def replay(
     raise typer.Exit(0 if same else 1)
 
 
+async def _replay(task: Task, config: DebateConfig, sandbox: str | None, human: Any) -> tuple[DebateResult, int]:
+    """Run the replayed session on one event loop; its result and how many turns it stored."""
+    from debatecode._api import build_services
+    from debatecode.cli.session_runner import run_debate
+
+    async with build_services(config, sandbox_backend=sandbox) as services:
+        result = await run_debate(task, config, services, human=human)
+        return result, len(services.store.turns(result.session.id))
+
+
 def gates(
     session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
-    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
     as_json: bool = json_option("an array of the session's gates with every stored field"),
 ) -> None:
     """List a session's approval gates and their decisions."""
     from rich.table import Table
     from rich.text import Text
 
-    with reporting_errors():
-        store = _open_store(config_file)
-        try:
-            session = store.get_session(session_id)
-            found = store.gates(session.id)
-        finally:
-            store.close()
+    with reporting_errors(), open_configured_store(config_file) as store:
+        session = store.get_session(session_id)
+        found = store.gates(session.id)
     if as_json:
         print_json([gate.model_dump(mode="json") for gate in found])
         return
@@ -216,18 +205,12 @@ def gates(
 
 
 def _decide(session_id: str, status: str, reason: str, reviewer: str, config_file: Path | None) -> None:
-    with reporting_errors():
-        store = _open_store(config_file)
-        try:
-            session = store.get_session(session_id)
-            pending = [g for g in store.gates(session.id) if g.status == "pending"]
-            if not pending:
-                raise fail(
-                    f"session {session.id} has no pending gate", 2, "list them with `debatecode sessions gates ID`"
-                )
-            gate = store.decide_gate(pending[-1].id, status, reviewer=reviewer, reason=reason)
-        finally:
-            store.close()
+    with reporting_errors(), open_configured_store(config_file) as store:
+        session = store.get_session(session_id)
+        pending = [g for g in store.gates(session.id) if g.status == "pending"]
+        if not pending:
+            raise fail(f"session {session.id} has no pending gate", 2, "list them with `debatecode sessions gates ID`")
+        gate = store.decide_gate(pending[-1].id, status, reviewer=reviewer, reason=reason)
     console.print(f"gate {gate.phase} of session {session.id}: {gate.status}")
 
 
@@ -244,7 +227,7 @@ def approve(
     session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
     reason: str = typer.Option("", "--reason", help="Why (stored with the decision)."),
     reviewer: str | None = typer.Option(None, "--reviewer", help="Who decides (default: your user name)."),
-    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
 ) -> None:
     """Approve the session's pending approval gate; the waiting debate continues."""
     _decide(session_id, "approved", reason, reviewer or _default_reviewer(), config_file)
@@ -254,7 +237,7 @@ def reject(
     session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
     reason: str = typer.Option("", "--reason", help="Why (stored with the decision)."),
     reviewer: str | None = typer.Option(None, "--reviewer", help="Who decides (default: your user name)."),
-    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
 ) -> None:
     """Reject the session's pending approval gate; the waiting debate stops (cancelled), its results kept."""
     _decide(session_id, "rejected", reason, reviewer or _default_reviewer(), config_file)

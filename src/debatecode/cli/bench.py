@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from debatecode.cli.common import console, fail, reporting_errors, setup_logging
+from debatecode.cli.common import console, fail, parse_models, reporting_errors, sandbox_option, setup_logging
 from debatecode.cli.output import plot_location
 
 if TYPE_CHECKING:
@@ -39,11 +39,7 @@ def humaneval(
     out: Path = typer.Option(
         Path("bench-out/humaneval"), "--out", "-o", help="Results folder (a re-run continues it)."
     ),
-    sandbox: str | None = typer.Option(
-        None,
-        "--sandbox",
-        help="auto (Docker, else bubblewrap, else refuse), docker, local (bubblewrap) or unsafe-host (no isolation).",
-    ),
+    sandbox: str | None = sandbox_option(),
     wisdom: bool = typer.Option(
         False, "--wisdom", help="Keep cross-problem lessons on (off: they would favour reflecting strategies)."
     ),
@@ -66,7 +62,6 @@ def humaneval(
     from debatecode.bench.strategies import STRATEGIES
     from debatecode.bench.suite import HumanEvalRun, run_humaneval
     from debatecode.config import load_config
-    from debatecode.errors import ConfigError
 
     setup_logging(verbose)
     with reporting_errors():
@@ -82,10 +77,7 @@ def humaneval(
             return
         overrides: dict[str, object] = {"model": model, "llm.seed": seed, "sandbox.backend": sandbox}
         if models:
-            pairs = [item.split("=", 1) for item in models.split(",") if item.strip()]
-            if any(len(pair) != 2 for pair in pairs):
-                raise ConfigError("--models takes role=model pairs separated by commas")
-            overrides["models"] = {role.strip(): name.strip() for role, name in pairs}
+            overrides["models"] = parse_models(models)
         base = load_config(config_file, overrides)
         if predictions is not None:
             asyncio.run(_score(predictions, chosen, base, sandbox))
@@ -129,11 +121,8 @@ async def _score(path: Path, problems: list[dict[str, Any]], base: DebateConfig,
             "fix the ids, or the --problems / --limit selection"
         )
     samples = known
-    box = create_sandbox(base.sandbox, sandbox or base.sandbox.backend)
-    try:
+    async with create_sandbox(base.sandbox, sandbox or base.sandbox.backend) as box:
         passed = await score_samples(box, by_id, samples)
-    finally:
-        await box.aclose()
     per_task: dict[str, list[bool]] = {}
     for sample, ok in zip(samples, passed, strict=True):
         per_task.setdefault(sample["task_id"], []).append(ok)

@@ -22,21 +22,33 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 if TYPE_CHECKING:
+    from pathlib import Path
+    from types import FrameType
+
     from typer._click import Context as ClickContext  # typer >= 0.20 vendors click
 
+    from debatecode.store.repository import SessionStore
+
 __all__ = [
+    "STORE_CONFIG_HELP",
     "ErrorBoundaryGroup",
     "console",
     "err_console",
     "error_boundary",
     "fail",
+    "open_configured_store",
+    "parse_models",
     "reporting_errors",
+    "sandbox_option",
     "setup_logging",
 ]
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 logger = logging.getLogger("debatecode.cli")
+
+STORE_CONFIG_HELP = "Config file (default: ./debatecode.toml if present); its store_url picks the store."
+"""Help of the ``--config`` option of the commands that only read or write the store."""
 
 _UNEXPECTED_SHOWN = 300
 """Characters of an unexpected exception's message shown on its one line."""
@@ -75,6 +87,42 @@ def fail(message: str, code: int, hint: str | None = None) -> typer.Exit:
     if hint:
         err_console.print(f"[yellow]hint:[/] {hint}", soft_wrap=True)
     return typer.Exit(code)
+
+
+def sandbox_option() -> Any:
+    """The ``--sandbox`` option of the commands that run generated code (default: the config's backend)."""
+    return typer.Option(
+        None,
+        "--sandbox",
+        help="auto (Docker, else bubblewrap, else refuse), docker, local (bubblewrap) or unsafe-host (no isolation).",
+    )
+
+
+def open_configured_store(config_file: Path | None) -> SessionStore:
+    """The store that ``config_file`` (default: ./debatecode.toml, then ``DEBATECODE_*``) names; the caller closes it.
+
+    Raises:
+        ConfigError: the config file is invalid.
+        StoreError: the store cannot be opened.
+    """
+    from debatecode.config import load_config
+    from debatecode.store import open_store
+
+    return open_store(load_config(config_file).store_url)
+
+
+def parse_models(text: str) -> dict[str, str]:
+    """The ``--models`` option, ``role=model`` pairs separated by commas, as a role -> model dict.
+
+    Raises:
+        ConfigError: an item is not a ``role=model`` pair.
+    """
+    from debatecode.errors import ConfigError
+
+    pairs = [item.split("=", 1) for item in text.split(",") if item.strip()]
+    if any(len(pair) != 2 for pair in pairs):
+        raise ConfigError("--models takes role=model pairs separated by commas, e.g. red=openai/gpt-4o-mini")
+    return {role.strip(): model.strip() for role, model in pairs}
 
 
 def _plain(text: str) -> str:
@@ -149,10 +197,19 @@ def _terminate_as_interrupt() -> Iterator[None]:
     """Treat SIGTERM (``timeout``, ``docker stop``, a cancelled CI job) like Ctrl-C.
 
     The session in progress is then stopped as ``cancelled`` instead of being
-    left ``running`` by a process that died without cleaning up.
+    left ``running`` by a process that died without cleaning up. SIGTERM goes
+    to whatever handles SIGINT at that moment: inside a command's
+    ``asyncio.run(main())`` that is asyncio's, which cancels ``main()`` so it
+    unwinds (session settled, services closed) before ``KeyboardInterrupt`` is
+    raised; a ``KeyboardInterrupt`` raised in the middle of a task instead would
+    skip that and leave the task's exception unretrieved.
     """
 
-    def interrupt(_signum: int, _frame: object) -> None:
+    def interrupt(_signum: int, frame: FrameType | None) -> None:
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint):
+            on_sigint(signal.SIGINT, frame)  # Python's default handler raises KeyboardInterrupt itself
+            return
         raise KeyboardInterrupt
 
     try:

@@ -157,14 +157,12 @@ def exec_file(
     """
     from debatecode.config import load_config
     from debatecode.errors import DebatecodeError
-    from debatecode.sandbox.base import ExecJob
-    from debatecode.sandbox.registry import default_limits
+    from debatecode.sandbox.base import ExecJob, Limits
 
     try:
         settings = load_config().sandbox.model_copy(update={"pool_size": 0})
-        limits = default_limits(settings)
-        limits = limits.model_copy(
-            update={"timeout_s": timeout or limits.timeout_s, "memory_mb": memory or limits.memory_mb}
+        limits = Limits.from_settings(
+            settings, timeout_s=timeout or settings.timeout_s, memory_mb=memory or settings.memory_mb
         )
         job = ExecJob(
             files={file.name: file.read_text(encoding="utf-8", errors="replace")},
@@ -182,11 +180,8 @@ def exec_file(
 async def _run_once(settings: SandboxSettings, job: ExecJob, backend: str | None) -> dict[str, object]:
     from debatecode.sandbox.registry import create_sandbox
 
-    sandbox = create_sandbox(settings, backend)
-    try:
+    async with create_sandbox(settings, backend) as sandbox:
         result = await sandbox.run(job)
-    finally:
-        await sandbox.aclose()
     return {
         "status": result.status,
         "exit_code": result.exit_code,

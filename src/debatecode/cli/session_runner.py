@@ -29,7 +29,7 @@ OPEN_STATUSES = ("pending", "running")
 """Statuses of a session that is (or claims to be) still going."""
 
 
-def run_debate(
+async def run_debate(
     task: Task,
     config: DebateConfig,
     services: Services,
@@ -40,7 +40,7 @@ def run_debate(
 ) -> DebateResult:
     """Start a session on ``task`` (or resume session ``resume``) and run it to the end.
 
-    The caller closes ``services``.
+    The caller closes ``services`` (``async with services:``), in the same event loop.
 
     Raises:
         SessionNotFound: ``resume`` matches no stored session.
@@ -49,14 +49,12 @@ def run_debate(
     """
     from debatecode.protocol.engine import DebateEngine, new_session_id
 
-    engine = DebateEngine(
-        config, llm=services.llm, sandbox=services.sandbox, store=services.store, bus=bus, human=human
-    )
+    engine = DebateEngine.from_config(config, services=services, bus=bus, human=human)
     session_id = services.store.get_session(resume).id if resume is not None else new_session_id()
     try:
         if resume is not None:
-            return asyncio.run(engine.resume(session_id, task))
-        return asyncio.run(engine.solve(task, session_id=session_id))
+            return await engine.resume(session_id, task)
+        return await engine.solve(task, session_id=session_id)
     except BaseException as exc:
         settle_session(services.store, session_id, exc)
         raise

@@ -7,45 +7,31 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from debatecode.cli.common import console, fail, reporting_errors
+from debatecode.cli.common import STORE_CONFIG_HELP, console, fail, open_configured_store, reporting_errors
 from debatecode.cli.output import add_id_column, json_option, print_json, print_table
 
 if TYPE_CHECKING:
     from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TurnRecord
-    from debatecode.store.repository import SessionStore
     from debatecode.vcs.worktree import VersionRepository
 
 __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True)
 
-_CONFIG_HELP = "Config file (default: ./debatecode.toml if present); its store_url picks the store."
-
-
-def _store(config_file: Path | None) -> SessionStore:
-    from debatecode.config import load_config
-    from debatecode.store import open_store
-
-    return open_store(load_config(config_file).store_url)
-
 
 @app.command("list")
 def list_sessions(
     limit: int = typer.Option(20, "--limit", help="Show at most this many sessions, newest first."),
     status: str | None = typer.Option(None, "--status", help="Only sessions with this status."),
-    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
     as_json: bool = json_option("an array of sessions with every stored field"),
 ) -> None:
     """List sessions, newest first."""
     from rich.table import Table
     from rich.text import Text
 
-    with reporting_errors():
-        store = _store(config_file)
-        try:
-            sessions = store.list_sessions(limit=limit, status=status)
-        finally:
-            store.close()
+    with reporting_errors(), open_configured_store(config_file) as store:
+        sessions = store.list_sessions(limit=limit, status=status)
     if as_json:
         print_json([s.model_dump(mode="json") for s in sessions])
         return
@@ -75,7 +61,7 @@ def list_sessions(
 @app.command("show")
 def show_session(
     session_id: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
-    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
     as_json: bool = json_option('the session, its turns and its code versions ({"session", "turns", "versions"})'),
 ) -> None:
     """Show one session: its outcome, its turns and its code versions."""
@@ -85,14 +71,10 @@ def show_session(
 
     from debatecode.protocol.state import TestReport
 
-    with reporting_errors():
-        store = _store(config_file)
-        try:
-            session = store.get_session(session_id)
-            turns = store.turns(session.id)
-            versions = store.versions(session.id)
-        finally:
-            store.close()
+    with reporting_errors(), open_configured_store(config_file) as store:
+        session = store.get_session(session_id)
+        turns = store.turns(session.id)
+        versions = store.versions(session.id)
     if as_json:
         print_json(
             {
@@ -160,13 +142,10 @@ def show_session(
 def _history(
     session_id: str, config_file: Path | None
 ) -> tuple[SessionRecord, list[CodeVersionRecord], dict[str, TurnRecord]]:
-    store = _store(config_file)
-    try:
+    with open_configured_store(config_file) as store:
         session = store.get_session(session_id)
         versions = store.versions(session.id)
         turns = {t.id: t for t in store.turns(session.id)}
-    finally:
-        store.close()
     return session, versions, turns
 
 
@@ -212,7 +191,7 @@ def diff_versions(
     to_version: int | None = typer.Option(
         None, "--to", help="New version number (default: the session's final version, else its latest)."
     ),
-    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
 ) -> None:
     """Show the unified diff between two code versions of a session, read from its git history."""
     with reporting_errors():
@@ -253,7 +232,7 @@ def checkout_version(
     version: int | None = typer.Option(
         None, "--version", help="Version number (default: the tip of the session's branch, with the final outputs)."
     ),
-    config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
+    config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
 ) -> None:
     """Write the files of a session's branch, as of one version, into a folder (plain files, no .git)."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):

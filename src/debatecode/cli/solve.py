@@ -8,13 +8,22 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.markup import escape
 
-from debatecode.cli.common import console, err_console, fail, reporting_errors, setup_logging
+from debatecode.cli.common import (
+    console,
+    err_console,
+    fail,
+    parse_models,
+    reporting_errors,
+    sandbox_option,
+    setup_logging,
+)
 from debatecode.errors import ExitCode
 
 if TYPE_CHECKING:
     from debatecode.config import DebateConfig
     from debatecode.protocol.engine import DebateResult
     from debatecode.store.repository import SessionStore
+    from debatecode.task import Task
 
 __all__ = ["solve"]
 
@@ -33,11 +42,7 @@ def solve(
     rounds: int | None = typer.Option(
         None, "--rounds", "-r", help="Debate rounds (critique, then review) at most (default 1)."
     ),
-    sandbox: str | None = typer.Option(
-        None,
-        "--sandbox",
-        help="auto (Docker, else bubblewrap, else refuse), docker, local (bubblewrap) or unsafe-host (no isolation).",
-    ),
+    sandbox: str | None = sandbox_option(),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Output folder for solution.py, report.md and the version repository."
     ),
@@ -106,10 +111,7 @@ def _list_options(
             )
         found.update({f"phases.{name}": name in wanted for name in known})
     if models is not None:
-        pairs = [item.split("=", 1) for item in models.split(",") if item.strip()]
-        if any(len(pair) != 2 for pair in pairs):
-            raise ConfigError("--models takes role=model pairs separated by commas, e.g. red=openai/gpt-4o-mini")
-        found["models"] = {role.strip(): model.strip() for role, model in pairs}
+        found["models"] = parse_models(models)
     if agent_models is not None:
         found["agent_models"] = [m.strip() for m in agent_models.split(",") if m.strip()]
     if no_checkpoints:
@@ -121,13 +123,9 @@ def _solve(
     task: Path, overrides: dict[str, Any], sandbox: str | None, config_file: Path | None, resume: str | None
 ) -> int:
     import asyncio
-    import sys
 
-    from debatecode._api import _stored_config, build_services
-    from debatecode.cli.render import LiveRenderer, print_summary
-    from debatecode.cli.session_runner import run_debate
+    from debatecode._api import _stored_config
     from debatecode.config import load_config
-    from debatecode.protocol.events import EventBus
     from debatecode.task import load_task
 
     if config_file is not None and not config_file.is_file():
@@ -136,9 +134,21 @@ def _solve(
     if resume is not None:
         config = _stored_config(config, resume)
     parsed = load_task(task, max_bytes=config.task_max_bytes)
+    return asyncio.run(_run(task, parsed, config, sandbox, resume))
+
+
+async def _run(task: Path, parsed: Task, config: DebateConfig, sandbox: str | None, resume: str | None) -> int:
+    """The whole session on one event loop: open the services, debate, report, close them."""
+    import sys
+
+    from debatecode._api import build_services
+    from debatecode.cli.render import LiveRenderer, print_summary
+    from debatecode.cli.session_runner import run_debate
+    from debatecode.protocol.events import EventBus
+
     with console.status("checking model, sandbox and store…", spinner="dots"):
         services = build_services(config, sandbox_backend=sandbox)
-    try:
+    async with services:
         bus = EventBus()
         renderer = LiveRenderer(console, parsed, config)
         bus.subscribe(renderer)
@@ -148,11 +158,9 @@ def _solve(
 
             human = TerminalHuman(console, renderer.paused)
         with renderer:
-            result = run_debate(parsed, config, services, bus=bus, human=human, resume=resume)
+            result = await run_debate(parsed, config, services, bus=bus, human=human, resume=resume)
         print_summary(console, result)
         return _exit_code(result, task, config, services.store)
-    finally:
-        asyncio.run(services.aclose())
 
 
 def _exit_code(result: DebateResult, task: Path, config: DebateConfig, store: SessionStore) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from debatecode.cli.common import console, reporting_errors, setup_logging
+from debatecode.cli.common import console, reporting_errors, sandbox_option, setup_logging
 from debatecode.cli.output import plot_location
 
 __all__ = ["sweep"]
@@ -20,11 +20,7 @@ def sweep(
         help="KEY=V1,V2,... : any config key (dotted for sections) and the values to try. Repeat for a grid.",
     ),
     model: str | None = typer.Option(None, "--model", "-m", help="Model for every run (else the config's)."),
-    sandbox: str | None = typer.Option(
-        None,
-        "--sandbox",
-        help="auto (Docker, else bubblewrap, else refuse), docker, local (bubblewrap) or unsafe-host (no isolation).",
-    ),
+    sandbox: str | None = sandbox_option(),
     out: Path = typer.Option(
         Path("sweep-out"), "--out", "-o", help="Folder for sweep.md, sweep.png, sweep.jsonl and each run's outputs."
     ),

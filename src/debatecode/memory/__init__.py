@@ -15,8 +15,9 @@ SQLAlchemy, torch nor sentence-transformers. See ``docs/memory.md``.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from debatecode._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from debatecode.memory.embeddings import HashingEmbedder, create_embedder
@@ -38,27 +39,16 @@ __all__ = [
     "create_embedder",
 ]
 
-_HOME = {
-    "Episode": "episodes",
-    "EpisodicMemory": "store",
-    "HashingEmbedder": "embeddings",
-    "Lesson": "episodes",
-    "MemorySettings": "settings",
-    "ReflexionSettings": "settings",
-    "VectorIndex": "index",
-    "WisdomStore": "wisdom",
-    "create_embedder": "embeddings",
+_LAZY = {
+    "Episode": "debatecode.memory.episodes",
+    "EpisodicMemory": "debatecode.memory.store",
+    "HashingEmbedder": "debatecode.memory.embeddings",
+    "Lesson": "debatecode.memory.episodes",
+    "MemorySettings": "debatecode.memory.settings",
+    "ReflexionSettings": "debatecode.memory.settings",
+    "VectorIndex": "debatecode.memory.index",
+    "WisdomStore": "debatecode.memory.wisdom",
+    "create_embedder": "debatecode.memory.embeddings",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), __all__)

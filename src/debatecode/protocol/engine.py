@@ -18,7 +18,8 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from debatecode.config import DebateConfig
 from debatecode.errors import (
@@ -33,7 +34,10 @@ from debatecode.errors import (
 from debatecode.execution.probes import ProbeRunner
 from debatecode.execution.runner import TestRunner
 from debatecode.hooks import HookRunner
+from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
+from debatecode.protocol.debate_state import DebateState, Outcome
+from debatecode.protocol.deps import DebateDeps
 from debatecode.protocol.events import (
     CheckpointDecided,
     Escalated,
@@ -46,20 +50,25 @@ from debatecode.protocol.events import (
 )
 from debatecode.protocol.gates import GateKeeper
 from debatecode.protocol.human import CheckpointDecision, HumanInterface
+from debatecode.protocol.journal import Journal, turn_key
 from debatecode.protocol.lessons import learn_lessons, recall_lessons
+from debatecode.protocol.participants import plan_participants
 from debatecode.protocol.phases import Phase, ProtocolPlan, code_debate_plan
 from debatecode.protocol.recorder import StoreRecorder
 from debatecode.protocol.reflexion import ReflexionLoop
 from debatecode.protocol.report import escalation_summary, write_outputs
-from debatecode.protocol.roster import build_roster
 from debatecode.protocol.run import DebateRun
-from debatecode.protocol.services import attach_services
-from debatecode.protocol.state import SessionRecord, SessionStatus
+from debatecode.protocol.state import SessionRecord, SessionStatus, TurnRecord
 from debatecode.protocol.workspace import CodeWorkspace
 from debatecode.sandbox.base import Sandbox
 from debatecode.store.repository import SessionStore
 from debatecode.task import Task
-from debatecode.vcs.worktree import VersionRepository
+from debatecode.vcs.worktree import SessionWorktree, VersionRepository
+
+if TYPE_CHECKING:
+    from debatecode.memory.store import EpisodicMemory
+    from debatecode.memory.wisdom import WisdomStore
+    from debatecode.protocol.services import Services
 
 __all__ = ["DebateEngine", "DebateResult", "new_session_id"]
 
@@ -94,7 +103,13 @@ class DebateResult:
 
 
 class DebateEngine:
-    """Runs debate sessions with injected services (model client, sandbox, store, human)."""
+    """Runs debate sessions with injected services (model client, sandbox, store, human).
+
+    An engine keeps nothing per session: every session gets its own state,
+    journal, token budget and (unless injected) memory handles, so one engine
+    can run several sessions at once. Build one from config with
+    :meth:`from_config`; ``async with`` closes the services it built.
+    """
 
     def __init__(
         self,
@@ -105,8 +120,8 @@ class DebateEngine:
         store: SessionStore,
         bus: EventBus | None = None,
         human: HumanInterface | None = None,
-        memory: Any = None,
-        wisdom: Any = None,
+        memory: EpisodicMemory | None = None,
+        wisdom: WisdomStore | None = None,
     ) -> None:
         if not config.phases.proposal:
             raise ConfigError(
@@ -117,12 +132,56 @@ class DebateEngine:
         self.llm = llm
         self.sandbox = sandbox
         self.store = store
-        self.bus = bus or EventBus()
+        # The engine's own bus carries its store recorder; the caller's bus hears every event after it.
+        # So one caller bus can serve many engines (and runs) without recording a turn twice.
+        self.bus = EventBus()
+        self.bus.subscribe(StoreRecorder(store), critical=True)
+        if bus is not None:
+            self.bus.subscribe(bus.emit, critical=True)
         self.human = human if config.checkpoints.enabled else None
         self.gates = GateKeeper(config.gates, store)
         self.memory = memory
         self.wisdom = wisdom
-        self.bus.subscribe(StoreRecorder(store), critical=True)
+        self._owned: Services | None = None
+        self._repository_lock = asyncio.Lock()
+
+    @classmethod
+    def from_config(
+        cls,
+        config: DebateConfig,
+        *,
+        services: Services | None = None,
+        sandbox_backend: str | None = None,
+        bus: EventBus | None = None,
+        human: HumanInterface | None = None,
+    ) -> DebateEngine:
+        """An engine over ``services``, or over services built from ``config`` (closed with the engine).
+
+        Raises:
+            UnknownModelError, SandboxUnavailable, StoreError: see ``build_services``.
+        """
+        from debatecode.protocol.services import build_services
+
+        owned = None
+        if services is None:
+            services = owned = build_services(config, sandbox_backend=sandbox_backend)
+        engine = cls(config, llm=services.llm, sandbox=services.sandbox, store=services.store, bus=bus, human=human)
+        engine._owned = owned
+        return engine
+
+    async def aclose(self) -> None:
+        """Close the services :meth:`from_config` built (injected ones belong to the caller)."""
+        owned, self._owned = self._owned, None
+        if owned is not None:
+            await owned.aclose()
+
+    async def __aenter__(self) -> DebateEngine:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
     def plan(self) -> ProtocolPlan:
         return code_debate_plan(self.config)
@@ -172,49 +231,55 @@ class DebateEngine:
     async def _run(self, session: SessionRecord, task: Task, *, resumed: bool = False) -> DebateResult:
         started = time.monotonic()
         prior_tokens = session.prompt_tokens + session.completion_tokens if resumed else 0
-        self.llm.token_budget = max(0, self.config.token_budget - prior_tokens)
+        budget = TokenBudget(max(0, self.config.token_budget - prior_tokens))
         try:
-            versions = await asyncio.to_thread(VersionRepository, Path(session.out_dir))
-            worktree = await asyncio.to_thread(versions.open_session, session.id)
+            async with self._repository_lock:  # sessions sharing an output folder must not init it twice
+                versions = await asyncio.to_thread(VersionRepository, Path(session.out_dir))
+                worktree = await asyncio.to_thread(versions.open_session, session.id)
         except VersionControlError as exc:
             self.store.update_session(session.id, status="failed", error=f"VersionControlError: {exc}")
             raise
-        opened = await asyncio.to_thread(self._open_memory)
+        memory, wisdom, opened = await asyncio.to_thread(self._open_memory)
         try:
-            run = self._build_run(session, task, worktree, resumed)
+            run = self._build_run(session, task, worktree, resumed, budget)
+            run.deps.memory, run.deps.wisdom = memory, wisdom
             if self.config.reflexion.enabled or self.config.strategy == "reflexion":
-                run.extras["reflexion"] = ReflexionLoop(run, self.config.reflexion, self.memory)
+                run.deps.reflexion = ReflexionLoop(run, self.config.reflexion, memory)
             return await self._drive(run, started, prior_tokens, resumed)
         finally:
             versions.close()
             for store in opened:
                 await asyncio.to_thread(store.close)
-            if opened:
-                self.memory = self.wisdom = None
 
-    def _open_memory(self) -> list[Any]:
-        """Open episodic memory and the wisdom store (same database) unless injected or switched off.
+    def _open_memory(self) -> tuple[EpisodicMemory | None, WisdomStore | None, list[EpisodicMemory | WisdomStore]]:
+        """This session's episodic memory and wisdom store (same database): the injected ones, else opened here.
+
+        The third item lists what was opened here (the session closes those).
 
         Raises:
             StoreError: the memory tables could not be opened.
         """
-        opened: list[Any] = []
-        if not self.config.memory.enabled or (self.memory is not None and self.wisdom is not None):
-            return opened
+        memory, wisdom = self.memory, self.wisdom
+        opened: list[EpisodicMemory | WisdomStore] = []
+        if not self.config.memory.enabled or (memory is not None and wisdom is not None):
+            return memory, wisdom, opened
         from debatecode.memory import EpisodicMemory, WisdomStore, create_embedder
 
         embedder = create_embedder(self.config.memory.embedder, self.config.memory)
-        if self.memory is None:
-            self.memory = EpisodicMemory(self.config.store_url, self.config.memory, embedder)
-            opened.append(self.memory)
-        if self.wisdom is None and self.config.memory.wisdom:
-            self.wisdom = WisdomStore(self.config.store_url, self.config.memory, embedder)
-            opened.append(self.wisdom)
-        return opened
+        if memory is None:
+            memory = EpisodicMemory(self.config.store_url, self.config.memory, embedder)
+            opened.append(memory)
+        if wisdom is None and self.config.memory.wisdom:
+            wisdom = WisdomStore(self.config.store_url, self.config.memory, embedder)
+            opened.append(wisdom)
+        return memory, wisdom, opened
 
-    def _build_run(self, session: SessionRecord, task: Task, worktree: Any, resumed: bool) -> DebateRun:
+    def _build_run(
+        self, session: SessionRecord, task: Task, worktree: SessionWorktree, resumed: bool, budget: TokenBudget
+    ) -> DebateRun:
         stored_turns = self.store.turns(session.id) if resumed else []
         stored_versions = self.store.versions(session.id) if resumed else []
+        journal = Journal(session.id, self.bus, stored_turns)
         tests = TestRunner(task, self.sandbox, self.config.sandbox)
         workspace = CodeWorkspace(
             hooks=HookRunner(
@@ -228,6 +293,9 @@ class DebateEngine:
             tests=tests,
             probes=ProbeRunner(self.sandbox, tests.limits, per_call_s=min(2.0, tests.per_test_s)),
             worktree=worktree,
+            journal=journal,
+            bus=self.bus,
+            quality=self.config.quality,
             stored_versions={
                 str(v.metrics.get("turn") or v.turn_id): v
                 for v in stored_versions
@@ -235,41 +303,39 @@ class DebateEngine:
             },
             next_version=max((v.version_number for v in stored_versions), default=0) + 1,
         )
-        run = DebateRun(
-            session=session,
-            config=self.config,
-            agents=[],
+        participants = plan_participants(self.config, task, self.llm.prompt_style)
+        deps = DebateDeps(
             llm=self.llm,
             bus=self.bus,
-            ws=workspace,
-            journal={t.key: t for t in stored_turns},
-            next_seq=max((t.seq for t in stored_turns), default=0) + 1,
+            journal=journal,
+            workspace=workspace,
+            budget=budget,
+            topology=participants.topology,
+            ordering=participants.ordering,
+            satisfaction=participants.satisfaction,
+            allowance=participants.allowance,
             human=self.human,
         )
-        attach_services(run, task, build_roster, self.llm.prompt_style)
-        return run
+        state = DebateState(planning_style=participants.planning_style, planning_reason=participants.planning_reason)
+        return DebateRun(session=session, config=self.config, agents=participants.agents, state=state, deps=deps)
 
     async def _drive(self, run: DebateRun, started: float, prior_tokens: int, resumed: bool) -> DebateResult:
         session = run.session
-        self.bus.emit(
-            SessionStarted(
-                session.id, session, [a.id for a in run.agents], self.sandbox.name, resumed, len(run.journal)
-            )
-        )
+        self.bus.emit(SessionStarted(session.id, session, run.order(), self.sandbox.name, resumed, len(run.journal)))
         plan = self.plan()
         status: SessionStatus = "completed"
         error: str | None = None
         try:
-            if self.wisdom is not None:
-                run.lessons = await recall_lessons(run, self.wisdom)
+            if run.deps.wisdom is not None:
+                run.state.lessons = await recall_lessons(run, run.deps.wisdom)
             for phase in plan.before:
                 await self._phase(run, phase, 0)
             if plan.loop:
                 await self._loop(run, plan)
             for phase in plan.after:
                 await self._phase(run, phase, 0)
-            if self.wisdom is not None:
-                await learn_lessons(run, self.wisdom)
+            if run.deps.wisdom is not None:
+                await learn_lessons(run, run.deps.wisdom)
         except BudgetExceeded as exc:
             status, error = "budget_exceeded", str(exc)
             logger.warning("session %s stopped: %s", session.id, exc)
@@ -286,7 +352,7 @@ class DebateEngine:
 
     async def _phase(self, run: DebateRun, phase: Phase, round_no: int) -> None:
         self.bus.emit(PhaseStarted(run.session_id, phase.name, round_no))
-        summary = await phase.run(run, round_no)
+        summary = await phase.execute(run, round_no)
         self.bus.emit(PhaseCompleted(run.session_id, phase.name, round_no, summary))
         if not await self.gates.check(run, phase.name, round_no):
             raise GateRejected(f"rejected at the {phase.name} gate")
@@ -296,96 +362,98 @@ class DebateEngine:
         for round_no in range(1, self.config.rounds + 1):
             for phase in plan.loop:
                 await self._phase(run, phase, round_no)
-            run.rounds_done = round_no
+            run.state.rounds_done = round_no
             stop = await plan.check(run, round_no, history)
-            leader = run.ws.leader([a.id for a in run.agents])
-            scores = {r["reviewer"]: r["satisfaction"] for r in run.reviews if r["round"] == round_no}
+            leader = run.leader()
+            scores = run.state.scores(round_no)
             self.bus.emit(RoundCompleted(run.session_id, round_no, scores, leader.agent_id if leader else None, stop))
             if stop is not None:
-                run.stop_reason = stop
+                run.state.stop_reason = stop
                 break
             if round_no < self.config.rounds and await self._checkpoint(run, round_no) == "end":
-                run.stop_reason = "ended by the human at a checkpoint"
-                run.ended_by_human = True
+                run.state.stop_reason = "ended by the human at a checkpoint"
+                run.state.ended_by_human = True
                 break
         else:
-            run.stop_reason = (
+            run.state.stop_reason = (
                 f"max rounds ({self.config.rounds})" if self.config.rounds else "no debate rounds configured"
             )
-        if run.stop_reason.startswith(("stalemate", "max rounds", "no improvement")):
-            leader = run.ws.leader([a.id for a in run.agents])
+        if run.state.stop_reason.startswith(("stalemate", "max rounds", "no improvement")):
+            leader = run.leader()
             if leader is None or not leader.report.all_passed:
-                run.escalation = escalation_summary(run)
-                self.bus.emit(Escalated(run.session_id, run.stop_reason, run.escalation))
+                run.state.escalation = escalation_summary(run)
+                self.bus.emit(Escalated(run.session_id, run.state.stop_reason, run.state.escalation))
 
     async def _checkpoint(self, run: DebateRun, round_no: int) -> str:
         """Continue / Guide / End after ``round_no``; journaled so a resume does not ask again."""
-        if run.human is None:
+        human = run.human
+        if human is None:
             return "continue"
-        stored = run.stored(round_no, "checkpoint", "human", "decision")
-        if stored is not None:
-            decision = CheckpointDecision.model_validate(stored.metadata.get("decision", {}))
-            await run.record(stored)
-        else:
-            leader = run.ws.leader([a.id for a in run.agents])
+
+        async def ask() -> TurnRecord:
+            leader = run.leader()
             summary = (
                 f"round {round_no}: leader {leader.agent_id} {leader.report.passed}/{leader.report.total}"
                 if leader
                 else f"round {round_no}"
             )
-            decision = await run.human.checkpoint(round_no, summary)
-            turn = run.tool_turn(
+            decided = await human.checkpoint(round_no, summary)
+            return run.tool_turn(
                 round_no=round_no,
                 phase="checkpoint",
                 agent_id="human",
                 role="human",
                 kind="decision",
-                content=f"{decision.action}" + (f": {decision.guidance}" if decision.guidance else ""),
-                metadata={"decision": decision.model_dump()},
+                content=f"{decided.action}" + (f": {decided.guidance}" if decided.guidance else ""),
+                metadata={"decision": decided.model_dump()},
             )
-            await run.record(turn)
+
+        turn = await run.journal.replay_or_do(turn_key(round_no, "checkpoint", "human", "decision"), ask)
+        await run.record(turn)
+        decision = CheckpointDecision.model_validate(turn.metadata.get("decision", {}))
         if decision.action == "guide" and decision.guidance:
-            run.guidance.append(decision.guidance)
+            run.state.guidance.append(decision.guidance)
         self.bus.emit(CheckpointDecided(run.session_id, round_no, decision.action, decision.guidance))
         return decision.action
 
     async def _finish(
         self, run: DebateRun, status: SessionStatus, error: str | None, started: float, prior_tokens: int
     ) -> DebateResult:
-        if run.outcome.get("winner") is None:
-            best = run.ws.leader([a.id for a in run.agents])
+        state = run.state
+        if state.outcome.winner is None:
+            best = run.leader()
             if best is not None:
-                run.outcome = {
-                    "winner": best.agent_id,
-                    "version_id": best.version_id,
-                    "turn_id": best.turn_id,
-                    "passed": best.passed,
-                    "total": best.report.total,
-                    "method": "best_so_far",
-                    "reason": "the candidate passing the most tests when the session ended",
-                }
-        run.outcome.update(
-            stop_reason=run.stop_reason,
-            escalation=run.escalation,
-            planning_style=run.planning_style,
-            topology=self.config.topology.type,
-        )
-        winner = run.ws.candidates.get(run.outcome.get("winner") or "")
+                state.outcome = Outcome(
+                    winner=best.agent_id,
+                    version_id=best.version_id,
+                    turn_id=best.turn_id,
+                    passed=best.passed,
+                    total=best.report.total,
+                    method="best_so_far",
+                    reason="the candidate passing the most tests when the session ended",
+                )
+        state.outcome.stop_reason = state.stop_reason
+        state.outcome.escalation = state.escalation
+        state.outcome.planning_style = state.planning_style
+        state.outcome.topology = self.config.topology.type
+        outcome = state.outcome.to_record()
+        winner = run.ws.candidates.get(state.outcome.winner or "")
+        usage = run.deps.budget.usage
         session = run.session
         fields: dict[str, Any] = {
-            "total_rounds": run.rounds_done,
-            "prompt_tokens": (session.prompt_tokens if prior_tokens else 0) + self.llm.usage.prompt_tokens,
-            "completion_tokens": (session.completion_tokens if prior_tokens else 0) + self.llm.usage.completion_tokens,
-            "cost_usd": (session.cost_usd if prior_tokens else 0.0) + self.llm.usage.cost_usd,
+            "total_rounds": run.state.rounds_done,
+            "prompt_tokens": (session.prompt_tokens if prior_tokens else 0) + usage.prompt_tokens,
+            "completion_tokens": (session.completion_tokens if prior_tokens else 0) + usage.completion_tokens,
+            "cost_usd": (session.cost_usd if prior_tokens else 0.0) + usage.cost_usd,
             "duration_s": session.duration_s + (time.monotonic() - started),
             "final_version_id": winner.version_id if winner else None,
             "final_consensus_score": winner.report.pass_rate if winner else None,
-            "coordination_protocol": run.planning_style,
+            "coordination_protocol": run.state.planning_style,
         }
-        final = session.model_copy(update={**fields, "status": status, "outcome": run.outcome, "error": error})
+        final = session.model_copy(update={**fields, "status": status, "outcome": outcome, "error": error})
         solution_path, report_path = await asyncio.to_thread(write_outputs, run, final, winner)
         try:
-            self.bus.emit(SessionFinished(session.id, status, run.outcome, error, fields))
+            self.bus.emit(SessionFinished(session.id, status, outcome, error, fields))
         except StoreError:
             logger.exception("could not record the end of session %s", session.id)
             raise

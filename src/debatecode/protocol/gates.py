@@ -17,8 +17,9 @@ import uuid
 from typing import TYPE_CHECKING
 
 from debatecode.protocol.events import GateDecided, GateRequested
+from debatecode.protocol.journal import turn_key
 from debatecode.protocol.settings import GateSettings
-from debatecode.protocol.state import GateRecord
+from debatecode.protocol.state import GateRecord, TurnRecord
 
 if TYPE_CHECKING:
     from debatecode.protocol.run import DebateRun
@@ -47,39 +48,41 @@ class GateKeeper:
         """
         if not self.gated(phase):
             return True
-        stored = run.stored(round_no, "gate", "human", phase)
-        if stored is not None:
-            await run.record(stored)
-            return bool(stored.metadata.get("approved"))
-        gate = GateRecord(
-            id=uuid.uuid4().hex,
-            session_id=run.session_id,
-            phase=phase,
-            round=round_no,
-            summary=_summary(run, phase),
-            artifacts=_artifacts(run),
-        )
-        await asyncio.to_thread(self.store.add_gate, gate)
-        run.bus.emit(GateRequested(run.session_id, phase, gate.summary, gate.id))
-        decided = await self._decide(run, gate)
-        approved = approves(decided, self.settings)
-        turn = run.tool_turn(
-            round_no=round_no,
-            phase="gate",
-            agent_id="human",
-            role="human",
-            kind=phase,
-            content=f"{decided.status}: {decided.reason}".strip(": "),
-            metadata={
-                "gate_id": gate.id,
-                "decision": decided.status,
-                "approved": approved,
-                "reviewer": decided.reviewer,
-            },
-        )
+        decided: GateRecord | None = None
+
+        async def ask() -> TurnRecord:
+            nonlocal decided
+            gate = GateRecord(
+                id=uuid.uuid4().hex,
+                session_id=run.session_id,
+                phase=phase,
+                round=round_no,
+                summary=_summary(run, phase),
+                artifacts=_artifacts(run),
+            )
+            await asyncio.to_thread(self.store.add_gate, gate)
+            run.bus.emit(GateRequested(run.session_id, phase, gate.summary, gate.id))
+            decided = await self._decide(run, gate)
+            return run.tool_turn(
+                round_no=round_no,
+                phase="gate",
+                agent_id="human",
+                role="human",
+                kind=phase,
+                content=f"{decided.status}: {decided.reason}".strip(": "),
+                metadata={
+                    "gate_id": gate.id,
+                    "decision": decided.status,
+                    "approved": approves(decided, self.settings),
+                    "reviewer": decided.reviewer,
+                },
+            )
+
+        turn = await run.journal.replay_or_do(turn_key(round_no, "gate", "human", phase), ask)
         await run.record(turn)
-        run.bus.emit(GateDecided(run.session_id, phase, decided.status, decided.reviewer, decided.reason))
-        return approved
+        if decided is not None:
+            run.bus.emit(GateDecided(run.session_id, phase, decided.status, decided.reviewer, decided.reason))
+        return bool(turn.metadata.get("approved"))
 
     async def _decide(self, run: DebateRun, gate: GateRecord) -> GateRecord:
         if run.human is not None:
@@ -123,17 +126,17 @@ def rejecting_gate(store: SessionStore, session_id: str, settings: GateSettings)
 
 
 def _summary(run: DebateRun, phase: str) -> str:
-    leader = run.ws.leader([a.id for a in run.agents])
+    leader = run.leader()
     if leader is None:
         return f"after {phase}: no candidate has code"
     return f"after {phase}: {leader.agent_id} leads with {leader.report.passed}/{leader.report.total} tests passing"
 
 
 def _artifacts(run: DebateRun) -> dict[str, object]:
-    leader = run.ws.leader([a.id for a in run.agents])
+    leader = run.leader()
     return {
         "leader": leader.agent_id if leader else None,
         "code": leader.code if leader else None,
         "tests": {"passed": leader.report.passed, "total": leader.report.total} if leader else None,
-        "scores": {item["reviewer"]: item["satisfaction"] for item in run.reviews[-6:]},
+        "scores": {item.reviewer: item.satisfaction for item in run.state.reviews[-6:]},
     }

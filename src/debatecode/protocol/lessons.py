@@ -15,6 +15,9 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
+from debatecode.protocol.journal import turn_key
+from debatecode.protocol.state import TurnRecord
+
 if TYPE_CHECKING:
     from debatecode.protocol.run import DebateRun
 
@@ -49,26 +52,26 @@ async def recall_lessons(run: DebateRun, wisdom: Any) -> list[str]:
     Raises:
         StoreError: the wisdom store could not be read.
     """
-    stored = run.stored(0, "wisdom", "memory", "recall")
-    if stored is not None:
-        await run.record(stored)
-        return list(stored.metadata.get("lessons", []))
-    found = await asyncio.to_thread(wisdom.relevant, f"{run.task.title}\n{run.task.description}")
-    lessons = [lesson.text for lesson, _score in found]
-    turn = run.tool_turn(
-        round_no=0,
-        phase="wisdom",
-        agent_id="memory",
-        role="memory",
-        kind="recall",
-        content="\n".join(f"- {text}" for text in lessons) or "(no relevant lessons yet)",
-        tool_calls=[
-            {"tool": "wisdom.relevant", "lesson": lesson.id, "score": round(score, 3)} for lesson, score in found
-        ],
-        metadata={"lessons": lessons},
-    )
+
+    async def recall() -> TurnRecord:
+        found = await asyncio.to_thread(wisdom.relevant, f"{run.task.title}\n{run.task.description}")
+        lessons = [lesson.text for lesson, _score in found]
+        return run.tool_turn(
+            round_no=0,
+            phase="wisdom",
+            agent_id="memory",
+            role="memory",
+            kind="recall",
+            content="\n".join(f"- {text}" for text in lessons) or "(no relevant lessons yet)",
+            tool_calls=[
+                {"tool": "wisdom.relevant", "lesson": lesson.id, "score": round(score, 3)} for lesson, score in found
+            ],
+            metadata={"lessons": lessons},
+        )
+
+    turn = await run.journal.replay_or_do(turn_key(0, "wisdom", "memory", "recall"), recall)
     await run.record(turn)
-    return lessons
+    return list(turn.metadata.get("lessons", []))
 
 
 async def learn_lessons(run: DebateRun, wisdom: Any) -> list[str]:
@@ -78,11 +81,11 @@ async def learn_lessons(run: DebateRun, wisdom: Any) -> list[str]:
         ModelError, BudgetExceeded: from the distilling turn.
         StoreError: the lessons could not be stored.
     """
-    reflections = [r for items in run.reflections.values() for r in items]
+    reflections = [r for items in run.state.reflections.values() for r in items]
     if not reflections:
         return []
     agent = run.first_with_role("teacher") or run.authors()[0]
-    known = run.stored(0, "wisdom", agent.id, "lessons") is not None
+    known = turn_key(0, "wisdom", agent.id, "lessons") in run.journal
     prompt = agent.prompt("lessons", run.task, reflections=reflections, limit=_MAX_LESSONS, **run.context())
     turn = await run.ask(agent, prompt, phase="wisdom", round_no=0, kind="lessons")
     lessons = general_lessons(prompt.full_reply(turn.content), run.task.entry_point)

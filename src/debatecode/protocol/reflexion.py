@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
+from debatecode.errors import ConfigError
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_confidence
 from debatecode.protocol.run import gather_all
@@ -94,7 +95,7 @@ class ReflectionGenerator:
             code=candidate.code or "",
             report=candidate.report if candidate.code is not None else None,
             attempt=attempt,
-            reflections=run.reflections.get(agent.id, []),
+            reflections=run.state.reflections.get(agent.id, []),
             **run.context(agent.id),
         )
 
@@ -131,7 +132,7 @@ class ReflexionLoop:
             if self.done(current):
                 break
             await self._reflect(agent, current, phase, round_no, attempt)
-            recent = run.reflections[agent.id][-self.settings.max_reflections_in_prompt :]
+            recent = run.state.reflections[agent.id][-self.settings.max_reflections_in_prompt :]
             prompt = agent.prompt(
                 "retry",
                 run.task,
@@ -143,7 +144,7 @@ class ReflexionLoop:
             )
             turn = await run.ask(agent, prompt, phase=phase, round_no=round_no, kind=f"retry-{attempt}", want_code=True)
             turn = turn.model_copy(update={"reflections": [r.model_dump() for r in recent]})
-            run.ws.adopt(await run.ws.evaluate(run, agent, turn))
+            run.ws.adopt(await run.ws.evaluate(agent, turn))
         return run.ws.candidates[agent.id]
 
     async def _reflect(self, agent: Agent, current: Candidate, phase: str, round_no: int, attempt: int) -> Reflection:
@@ -157,7 +158,7 @@ class ReflexionLoop:
             "metadata": {**turn.metadata, "attempt": attempt, "target_version": current.version_id},
         }
         turn = await run.record(turn.model_copy(update=update))
-        run.reflections.setdefault(agent.id, []).append(reflection)
+        run.state.reflections.setdefault(agent.id, []).append(reflection)
         if self.memory is not None:
             await self._remember(agent, current, reflection, turn.id, attempt)
         return reflection
@@ -198,13 +199,15 @@ class ReflexionPhase(Phase):
 
     name = "reflexion"
 
-    async def run(self, run: DebateRun, round_no: int) -> str:
-        loop: ReflexionLoop = run.extras["reflexion"]
+    async def execute(self, run: DebateRun, round_no: int) -> str:
+        loop = run.deps.reflexion
+        if loop is None:
+            raise ConfigError("the reflexion phase runs only with reflexion enabled", key="reflexion.enabled")
         failing = [a for a in run.authors() if a.id in run.ws.candidates and not loop.done(run.ws.candidates[a.id])]
         if not failing:
             return "every candidate passes: nothing to reflect on"
         before = {a.id: run.ws.candidates[a.id].report.passed for a in failing}
         results = await gather_all(*(loop.improve(a, phase=self.name, round_no=round_no) for a in failing))
         improved = sum(1 for a, c in zip(failing, results, strict=True) if c.report.passed > before[a.id])
-        reflections = sum(len(run.reflections.get(a.id, [])) for a in failing)
+        reflections = sum(len(run.state.reflections.get(a.id, [])) for a in failing)
         return f"{len(failing)} failing candidates reflected ({reflections} reflections so far), {improved} improved"

@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from debatecode.errors import VersionControlError
+from debatecode.protocol.debate_state import ReviewItem, Risk
 from debatecode.protocol.state import SessionRecord, TestReport, TurnRecord
 
 if TYPE_CHECKING:
@@ -75,10 +76,10 @@ def confidence_level(run: DebateRun, winner: Candidate | None) -> tuple[str, str
             "LOW",
             f"the final code fails {winner.report.total_in('visible') - winner.visible_passed} visible test(s)",
         )
-    last_round = max((r["round"] for r in run.reviews), default=None)
-    scores = [r["satisfaction"] for r in run.reviews if r["round"] == last_round]
+    last_round = max((r.round for r in run.state.reviews), default=None)
+    scores = [r.satisfaction for r in run.state.reviews if r.round == last_round]
     satisfied = not scores or min(scores) >= run.config.review.satisfaction_target
-    vote = run.outcome.get("vote") or {}
+    vote = run.state.outcome.vote.model_dump() if run.state.outcome.vote else {}
     vote_ok = not vote or vote.get("threshold_reached", True)
     if winner.report.all_passed and satisfied and vote_ok:
         return "HIGH", "every visible, exchanged and adversarial test passes" + (
@@ -96,20 +97,20 @@ def confidence_level(run: DebateRun, winner: Candidate | None) -> tuple[str, str
 
 def escalation_summary(run: DebateRun) -> str:
     """The positions, plainly, for a human to decide when the debate could not converge."""
-    lines = [f"The debate stopped without consensus ({run.stop_reason}). Positions:"]
-    latest: dict[str, dict[str, Any]] = {}
-    for review in run.reviews:
-        latest[review["reviewer"]] = review
-    for candidate in run.ws.ranking([a.id for a in run.agents]):
+    lines = [f"The debate stopped without consensus ({run.state.stop_reason}). Positions:"]
+    latest: dict[str, ReviewItem] = {}
+    for review in run.state.reviews:
+        latest[review.reviewer] = review
+    for candidate in run.ws.ranking(run.order()):
         lines.append(
             f"- {candidate.agent_id}: passes {candidate.passed}/{candidate.report.total} tests"
             + (f" ({candidate.label})" if candidate.label else "")
         )
     for reviewer, review in latest.items():
-        concerns = "; ".join(review["concerns"][:3]) or review["summary"][:200]
-        lines.append(f"- {reviewer} ({review['role']}) satisfaction {review['satisfaction']}: {concerns}")
-    for dissent in run.dissents[-3:]:
-        lines.append(f"- dissent from {dissent['role']}: {dissent['text'][:200]}")
+        concerns = "; ".join(review.concerns[:3]) or review.summary[:200]
+        lines.append(f"- {reviewer} ({review.role}) satisfaction {review.satisfaction}: {concerns}")
+    for dissent in run.state.dissents[-3:]:
+        lines.append(f"- dissent from {dissent.role}: {dissent.text[:200]}")
     lines.append(
         "Your decision: pick a candidate, guide another round (`--resume` with more rounds), or accept the leader."
     )
@@ -167,9 +168,9 @@ def render_report(run: DebateRun, session: SessionRecord, winner: Candidate | No
         f"| Model | `{session.model}` |",
         f"| Agents | {', '.join(a.id for a in run.agents)} |",
         f"| Phases | {', '.join(name for name, on in run.config.phases.model_dump().items() if on)} |",
-        f"| Topology / planning | {run.config.topology.type} / {run.planning_style.upper()} |",
+        f"| Topology / planning | {run.config.topology.type} / {run.state.planning_style.upper()} |",
         f"| Sandbox | {run.ws.tests.sandbox.name} |",
-        f"| Rounds | {session.total_rounds} ({run.stop_reason or 'no debate loop'}) |",
+        f"| Rounds | {session.total_rounds} ({run.state.stop_reason or 'no debate loop'}) |",
         f"| Tokens | {session.prompt_tokens} prompt + {session.completion_tokens} completion |",
         f"| Cost | ${session.cost_usd:.4f} |",
         f"| Time | {session.duration_s:.1f} s |",
@@ -184,8 +185,8 @@ def render_report(run: DebateRun, session: SessionRecord, winner: Candidate | No
     lines += _dissents(run)
     lines += _risks(run, winner)
     lines += ["## Confidence", "", f"**{level}**: {why}.", ""]
-    if run.escalation:
-        lines += ["## Escalation", "", _fence(run.escalation, "text"), ""]
+    if run.state.escalation:
+        lines += ["## Escalation", "", _fence(run.state.escalation, "text"), ""]
     lines += _record(run, turns)
     lines += [
         "## Inspect further",
@@ -229,20 +230,20 @@ def _approach(run: DebateRun, session: SessionRecord, winner: Candidate | None) 
         )
     if outcome.get("explanation"):
         lines += ["", "Reasoning (Teacher):", "", _fence(str(outcome["explanation"]), "text")]
-    if run.plan:
-        lines += ["", "Plan (Designer, CPDE):", "", _fence(run.plan, "text")]
-    if run.clarifications:
+    if run.state.plan:
+        lines += ["", "Plan (Designer, CPDE):", "", _fence(run.state.plan, "text")]
+    if run.state.clarifications:
         lines += ["", "Clarifications settled before coding:"]
         lines += [
             f"- \\[{_inline(c['category'])}\\] {_inline(c['question'])} → {_inline(c['answer'])}"
-            for c in run.clarifications
+            for c in run.state.clarifications
         ]
     return [*lines, ""]
 
 
 def _alternatives(run: DebateRun, winner: Candidate | None) -> list[str]:
     lines = ["## Rejected alternatives", ""]
-    others = [c for c in run.ws.ranking([a.id for a in run.agents]) if c is not winner]
+    others = [c for c in run.ws.ranking(run.order()) if c is not winner]
     others += [c for c in run.ws.alternatives if c.code]
     if not others:
         return [*lines, "None: every candidate converged on the chosen code.", ""]
@@ -263,31 +264,31 @@ def _alternatives(run: DebateRun, winner: Candidate | None) -> list[str]:
 
 def _dissents(run: DebateRun) -> list[str]:
     lines = ["## Dissents", ""]
-    if not run.dissents:
+    if not run.state.dissents:
         return [*lines, "None recorded.", ""]
-    for dissent in run.dissents:
-        lines.append(f"- **{dissent['role']}** ({dissent['agent']}, {dissent['phase']}): {_inline(dissent['text'])}")
+    for dissent in run.state.dissents:
+        lines.append(f"- **{dissent.role}** ({dissent.agent}, {dissent.phase}): {_inline(dissent.text)}")
     return [*lines, ""]
 
 
 def _risks(run: DebateRun, winner: Candidate | None) -> list[str]:
     lines = ["## Risk register", "", "| source | severity | risk | status |", "|---|---|---|---|"]
-    risks = list(run.risks)
+    risks = list(run.state.risks)
     if winner is not None:
         for case in winner.report.failures():
             risks.append(
-                {
-                    "source": f"{case.suite} tests",
-                    "severity": "high" if case.suite == "visible" else "medium",
-                    "description": f"{case.name} {case.outcome}",
-                    "status": "open",
-                }
+                Risk(
+                    source=f"{case.suite} tests",
+                    severity="high" if case.suite == "visible" else "medium",
+                    description=f"{case.name} {case.outcome}",
+                    status="open",
+                )
             )
     if not risks:
         return [*lines[:2], "No risks recorded: every attack was handled and every test passes.", ""]
     for risk in risks:
         lines.append(
-            f"| {_inline(risk['source'])} | {_inline(risk['severity'])} | {_inline(risk['description'])} | {_inline(risk['status'])} |"
+            f"| {_inline(risk.source)} | {_inline(risk.severity)} | {_inline(risk.description)} | {_inline(risk.status)} |"
         )
     return [*lines, ""]
 
@@ -302,11 +303,11 @@ def _record(run: DebateRun, turns: list[TurnRecord]) -> list[str]:
         lines.append(
             f"| {agent.id} | {agent.role.name} | {sum(1 for c in history if c.code)} | {_tests_line(candidate.report)} | {candidate.phase} r{candidate.round} |"
         )
-    if run.reviews:
+    if run.state.reviews:
         lines += ["", "## Reviews", "", "| round | reviewer | satisfaction | concerns |", "|---|---|---|---|"]
-        for review in run.reviews:
+        for review in run.state.reviews:
             lines.append(
-                f"| {review['round']} | {review['reviewer']} | {review['satisfaction']} | {_inline('; '.join(review['concerns'][:3])[:300])} |"
+                f"| {review.round} | {review.reviewer} | {review.satisfaction} | {_inline('; '.join(review.concerns[:3])[:300])} |"
             )
     lines += [
         "",

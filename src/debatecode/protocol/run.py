@@ -1,53 +1,56 @@
-"""``DebateRun``: one session's live state and the services its phases use.
+"""``DebateRun``: what one session's phases are given — who debates, what is known, and the services.
+
+A run is three things side by side:
+
+- ``state`` (:class:`~debatecode.protocol.debate_state.DebateState`): typed
+  reviews, risks, dissents, the outcome, clarifications, guidance...;
+- ``deps`` (:class:`~debatecode.protocol.deps.DebateDeps`): the model client,
+  the event bus, the journal, the code workspace, the topology, ordering and
+  budgets, memory and wisdom;
+- ``journal`` (:class:`~debatecode.protocol.journal.Journal`): every turn by a
+  key that survives a crash and resume.
 
 Phases never call the model, the store or the event bus directly. They ask
 the run, which journals every turn: a turn whose key is already stored (a
 resumed or replayed session) is returned from the journal instead of calling
-the model again, so a resume neither loses nor duplicates turns. Human
-decisions (checkpoints, gates) and tool results are journaled the same way.
-
-The code-specific state (candidates, tests, versions) lives in
-:class:`~debatecode.protocol.workspace.CodeWorkspace`, reachable as ``run.ws``.
+the model again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
 from debatecode.config import DebateConfig
-from debatecode.llm.client import LLMClient
 from debatecode.llm.parsing import extract_code
-from debatecode.protocol.context import RoundBudgetExceeded, TokenAllowance, is_rubber_stamp
-from debatecode.protocol.events import AgentStatusChanged, EventBus, TurnCompleted
+from debatecode.protocol.allowance import RoundBudgetExceeded
+from debatecode.protocol.debate_state import DebateState, DroppedAgent
+from debatecode.protocol.deps import DebateDeps
+from debatecode.protocol.events import AgentStatusChanged, EventBus
+from debatecode.protocol.journal import Journal, turn_key
+from debatecode.protocol.reply_quality import is_rubber_stamp
+from debatecode.protocol.roster import AUTHOR_ROLES
+from debatecode.protocol.settings import PHASE_NAMES
 from debatecode.protocol.state import SessionRecord, TurnRecord, TurnStatus
 
 if TYPE_CHECKING:
     from debatecode.protocol.human import HumanInterface
-    from debatecode.protocol.workspace import CodeWorkspace
+    from debatecode.protocol.workspace import Candidate, CodeWorkspace
+    from debatecode.task import Task
 
-__all__ = ["DebateRun", "gather_all", "turn_key"]
+__all__ = ["AUTHOR_ROLES", "COMPETITOR_ROLES", "DebateRun", "gather_all", "turn_key"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_PHASES = (
-    "dehallucination",
-    "self_evolvement",
-    "proposal",
-    "critique",
-    "review",
-    "optimization",
-    "adversarial",
-    "convergence",
-)
+COMPETITOR_ROLES = frozenset({*AUTHOR_ROLES, "moonshot"})
+"""Roles whose code competes for the win (authors, and the Moonshot's ambitious versions)."""
 
 _RUBBER_STAMP_NUDGE = (
     "Your reply was rejected as a rubber stamp: it approves without reasoning. "
@@ -55,67 +58,42 @@ _RUBBER_STAMP_NUDGE = (
 )
 
 
-def turn_key(round_no: int, phase: str, agent_id: str, kind: str) -> str:
-    """The deterministic identity of a turn, stable across a crash and resume."""
-    return f"r{round_no}/{phase}/{agent_id}/{kind}"
-
-
 @dataclass
 class DebateRun:
-    """Everything one session's phases share."""
+    """One session as its phases see it: participants, ``state``, ``deps`` and the journal."""
 
     session: SessionRecord
     config: DebateConfig
     agents: list[Agent]
-    llm: LLMClient
-    bus: EventBus
-    ws: CodeWorkspace
-    journal: dict[str, TurnRecord] = field(default_factory=dict)
-    """Stored turns by key: the turns a resumed session replays."""
-    next_seq: int = 1
-    outcome: dict[str, Any] = field(default_factory=dict)
-    rounds_done: int = 0
-    reused_turns: int = 0
-    guidance: list[str] = field(default_factory=list)
-    """Human guidance from checkpoints, shown to every later prompt."""
-    clarifications: list[dict[str, str]] = field(default_factory=list)
-    """Questions and answers from dehallucination."""
-    plan: str | None = None
-    """The Designer's plan (CPDE), shown to implementers."""
-    planning_style: str = "dpde"
-    reviews: list[dict[str, Any]] = field(default_factory=list)
-    """Every review: round, reviewer, role, satisfaction, concerns."""
-    dissents: list[dict[str, str]] = field(default_factory=list)
-    """Positions that disagree with the outcome, attributed to roles."""
-    risks: list[dict[str, str]] = field(default_factory=list)
-    """The risk register: source, severity, description, status."""
-    stop_reason: str = ""
-    escalation: str | None = None
-    ended_by_human: bool = False
-    lessons: list[str] = field(default_factory=list)
-    """Accumulated wisdom from earlier sessions, retrieved for this task and shown to every prompt."""
-    reflections: dict[str, list[Any]] = field(default_factory=dict)
-    """Reflexion reflections by agent, oldest first (``protocol.reflexion.Reflection``)."""
-    feedback: dict[str, str] = field(default_factory=dict)
-    """Validation feedback from the hook points, by the agent whose code it is about."""
-    dropped: list[dict[str, str]] = field(default_factory=list)
-    """Agents taken out of the debate after their model failed, and why."""
-    human: HumanInterface | None = None
-    """The person overseeing the debate, when running interactively."""
-    extras: dict[str, Any] = field(default_factory=dict)
-    """Services the engine attaches for phases: ``topology``, ``ordering``, ``satisfaction``, ``allowance``."""
+    state: DebateState
+    deps: DebateDeps
 
     def __post_init__(self) -> None:
         self._semaphore = asyncio.Semaphore(self.config.max_concurrency)
-        self._lock = asyncio.Lock()
 
     @property
     def session_id(self) -> str:
         return self.session.id
 
     @property
-    def task(self) -> Any:
-        return self.ws.task
+    def journal(self) -> Journal:
+        return self.deps.journal
+
+    @property
+    def ws(self) -> CodeWorkspace:
+        return self.deps.workspace
+
+    @property
+    def bus(self) -> EventBus:
+        return self.deps.bus
+
+    @property
+    def human(self) -> HumanInterface | None:
+        return self.deps.human
+
+    @property
+    def task(self) -> Task:
+        return self.deps.workspace.task
 
     # -- participants -----------------------------------------------------
 
@@ -131,24 +109,25 @@ class DebateRun:
 
     def authors(self) -> list[Agent]:
         """The agents that write candidates (generators or implementers)."""
-        return [a for a in self.agents if a.role.name in ("generator", "implementer")]
+        return [a for a in self.agents if a.role.name in AUTHOR_ROLES]
+
+    def order(self) -> list[str]:
+        """Agent ids in roster order: the tie-break of every ranking."""
+        return [a.id for a in self.agents]
+
+    def leader(self) -> Candidate | None:
+        """The candidate passing the most tests (ties: roster order)."""
+        return self.ws.leader(self.order())
 
     def drop_agent(self, agent_id: str, reason: str) -> None:
         """Take a failed agent out of the debate; its topology subtree is rebalanced to its siblings."""
-        topology = self.extras.get("topology")
+        topology = self.deps.topology
         if topology is not None and agent_id in topology and len(topology) > 1:
             topology.remove(agent_id)
         self.agents = [a for a in self.agents if a.id != agent_id]
         self.ws.candidates.pop(agent_id, None)
-        self.dropped.append({"agent": agent_id, "reason": reason})
-        self.risks.append(
-            {
-                "source": agent_id,
-                "severity": "medium",
-                "description": f"dropped from the debate: {reason}",
-                "status": "open",
-            }
-        )
+        self.state.dropped.append(DroppedAgent(agent=agent_id, reason=reason))
+        self.state.add_risk(agent_id, f"dropped from the debate: {reason}")
         logger.warning("%s dropped from the debate: %s", agent_id, reason)
 
     def status(self, agent: Agent | str, status: str, phase: str = "") -> None:
@@ -157,18 +136,16 @@ class DebateRun:
 
     def context(self, agent_id: str | None = None) -> dict[str, Any]:
         """What prompts show: clarifications, the plan, human guidance, and the validation feedback on ``agent_id``'s code."""
+        state = self.state
         return {
-            "clarifications": self.clarifications,
-            "plan": self.plan,
-            "guidance": self.guidance,
-            "feedback": self.feedback.get(agent_id) if agent_id else None,
-            "lessons": self.lessons,
+            "clarifications": state.clarifications,
+            "plan": state.plan,
+            "guidance": state.guidance,
+            "feedback": state.feedback.get(agent_id) if agent_id else None,
+            "lessons": state.lessons,
         }
 
     # -- turns ------------------------------------------------------------
-
-    def stored(self, round_no: int, phase: str, agent_id: str, kind: str) -> TurnRecord | None:
-        return self.journal.get(turn_key(round_no, phase, agent_id, kind))
 
     async def ask(
         self,
@@ -192,28 +169,30 @@ class DebateRun:
             BudgetExceeded: the session's token budget is spent.
         """
         key = turn_key(round_no, phase, agent.id, kind)
-        stored = self.journal.get(key)
-        if stored is not None:
-            self.reused_turns += 1
-            return stored
-        turn = await self._call(agent, prompt, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code)
-        # A base model cannot follow the nudge (and greedy decoding would repeat itself): only chat replies are re-asked.
-        if needs_reasoning and prompt.style == "chat" and is_rubber_stamp(turn.content):
-            rejected = turn.model_copy(update={"key": f"{key}:rubber-stamp", "status": "rejected"})
-            await self.record(rejected)
-            logger.info("%s's %s reply was a rubber stamp; asking once more", agent.id, kind)
-            retry = Prompt(
-                messages=[*prompt.messages[:-1], _nudge(prompt.messages[-1], prompt.style)],
-                style=prompt.style,
-                prefix=prompt.prefix,
-                stop=prompt.stop,
-                max_tokens=prompt.max_tokens,
-            )
+
+        async def call() -> TurnRecord:
             turn = await self._call(
-                agent, retry, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code
+                agent, prompt, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code
             )
-            turn = turn.model_copy(update={"metadata": {**turn.metadata, "rubber_stamp_retry": True}})
-        return turn
+            # A base model cannot follow the nudge (and greedy decoding would repeat itself): only chat replies are re-asked.
+            if needs_reasoning and prompt.style == "chat" and is_rubber_stamp(turn.content):
+                rejected = turn.model_copy(update={"key": f"{key}:rubber-stamp", "status": "rejected"})
+                await self.record(rejected)
+                logger.info("%s's %s reply was a rubber stamp; asking once more", agent.id, kind)
+                retry = Prompt(
+                    messages=[*prompt.messages[:-1], _nudge(prompt.messages[-1], prompt.style)],
+                    style=prompt.style,
+                    prefix=prompt.prefix,
+                    stop=prompt.stop,
+                    max_tokens=prompt.max_tokens,
+                )
+                turn = await self._call(
+                    agent, retry, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code
+                )
+                turn = turn.model_copy(update={"metadata": {**turn.metadata, "rubber_stamp_retry": True}})
+            return turn
+
+        return await self.journal.replay_or_do(key, call)
 
     async def _call(
         self, agent: Agent, prompt: Prompt, *, key: str, phase: str, round_no: int, kind: str, want_code: bool
@@ -222,17 +201,27 @@ class DebateRun:
             self.config.llm.completion_max_tokens if prompt.style == "completion" else self.config.llm.max_tokens
         )
         max_tokens = prompt.max_tokens or default_max
-        allowance: TokenAllowance | None = self.extras.get("allowance")
-        budget_round = round_no if round_no else -(_PHASES.index(phase) + 1 if phase in _PHASES else 99)
+        allowance = self.deps.allowance
+        budget_round = round_no if round_no else -(PHASE_NAMES.index(phase) + 1 if phase in PHASE_NAMES else 99)
         remaining = allowance.remaining(agent.id, budget_round) if allowance is not None else None
         if remaining is not None and remaining <= 0:
             logger.info("%s sits out %s: its round token budget is spent", agent.id, kind)
-            return self._sat_out(agent, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code)
+            return self.journal.new_turn(
+                key=key,
+                agent_id=agent.id,
+                role=agent.role.name,
+                kind=kind,
+                provider="",
+                model=agent.model,
+                content="",
+                status="no_code" if want_code else "error",
+                metadata={"sat_out": "round token budget spent"},
+            )
         if remaining is not None:
             max_tokens = min(max_tokens, remaining)
         async with self._semaphore:
             self.status(agent, "thinking", phase)
-            completion = await self.llm.complete(
+            completion = await self.deps.llm.complete(
                 agent.model,
                 prompt.messages,
                 max_tokens=max_tokens,
@@ -240,6 +229,7 @@ class DebateRun:
                 seed=agent.seed,
                 stop=prompt.stop or None,
                 tags={"phase": phase, "agent": agent.id, "round": str(round_no), "kind": kind, "role": agent.role.name},
+                budget=self.deps.budget,
             )
             self.status(agent, "idle", phase)
         if allowance is not None:
@@ -249,19 +239,15 @@ class DebateRun:
                 logger.info("%s went over its round token budget (%s of %s)", agent.id, exc.spent, exc.allowance)
         code = None
         if want_code:
-            code = extract_code(completion.text, entry_point=self.ws.task.entry_point, prompt_prefix=prompt.prefix)
+            code = extract_code(completion.text, entry_point=self.task.entry_point, prompt_prefix=prompt.prefix)
             if code is not None and prompt.style == "chat":
-                code = self.ws.task.with_prompt_context(code)
+                code = self.task.with_prompt_context(code)
         status: TurnStatus = "no_code" if want_code and code is None else "ok"
-        return TurnRecord(
-            id=uuid.uuid4().hex,
-            session_id=self.session_id,
-            seq=0,
+        return self.journal.new_turn(
             key=key,
-            round=round_no,
-            phase=phase,
             agent_id=agent.id,
-            agent_role=agent.role.name,
+            role=agent.role.name,
+            kind=kind,
             provider=completion.provider,
             model=completion.model,
             prompt=prompt.text,
@@ -269,7 +255,6 @@ class DebateRun:
             code=code,
             status=status,
             metadata={
-                "kind": kind,
                 "temperature": agent.temperature,
                 "seed": agent.seed,
                 "usage_estimated": completion.usage_estimated,
@@ -279,23 +264,6 @@ class DebateRun:
             completion_tokens=completion.completion_tokens,
             cost_usd=completion.cost_usd,
             response_time_ms=int(completion.latency_s * 1000),
-        )
-
-    def _sat_out(self, agent: Agent, *, key: str, phase: str, round_no: int, kind: str, want_code: bool) -> TurnRecord:
-        return TurnRecord(
-            id=uuid.uuid4().hex,
-            session_id=self.session_id,
-            seq=0,
-            key=key,
-            round=round_no,
-            phase=phase,
-            agent_id=agent.id,
-            agent_role=agent.role.name,
-            provider="",
-            model=agent.model,
-            content="",
-            status="no_code" if want_code else "error",
-            metadata={"kind": kind, "sat_out": "round token budget spent"},
         )
 
     def tool_turn(
@@ -310,48 +278,27 @@ class DebateRun:
         tool_calls: list[dict[str, Any]] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> TurnRecord:
-        """A turn taken by a tool or a human rather than a model (not yet persisted)."""
+        """A turn taken by a tool or a human rather than a model (not yet persisted); a journaled one when replaying."""
         key = turn_key(round_no, phase, agent_id, kind)
-        stored = self.journal.get(key)
-        if stored is not None:
-            self.reused_turns += 1
-            return stored
-        return TurnRecord(
-            id=uuid.uuid4().hex,
-            session_id=self.session_id,
-            seq=0,
+        return self.journal.replay(key) or self.journal.new_turn(
             key=key,
-            round=round_no,
-            phase=phase,
             agent_id=agent_id,
-            agent_role=role,
+            role=role,
+            kind=kind,
             provider="tool" if role != "human" else "human",
             model="",
             content=content,
             tool_calls=tool_calls or [],
-            metadata={"kind": kind, **(metadata or {})},
+            metadata=metadata or {},
         )
 
     async def record(self, turn: TurnRecord) -> TurnRecord:
         """Persist a completed turn (once), giving it the next sequence number."""
-        if turn.key in self.journal:
-            self.bus.emit(TurnCompleted(self.session_id, self.journal[turn.key], reused=True))
-            return self.journal[turn.key]
-        async with self._lock:
-            turn = turn.model_copy(update={"seq": self.next_seq})
-            self.next_seq += 1
-            self.journal[turn.key] = turn
-        self.bus.emit(TurnCompleted(self.session_id, turn))
-        return turn
+        return await self.journal.record(turn)
 
     def turns(self, phase: str | None = None, kind: str | None = None) -> list[TurnRecord]:
         """Recorded turns in order, optionally of one phase and kind."""
-        found = [
-            t
-            for t in self.journal.values()
-            if (phase is None or t.phase == phase) and (kind is None or t.metadata.get("kind") == kind)
-        ]
-        return sorted(found, key=lambda t: t.seq)
+        return self.journal.turns(phase, kind)
 
 
 def _nudge(message: Any, style: str) -> Any:

@@ -76,6 +76,10 @@ class PhaseSettings(_Section):
     """Pick the final candidate: most tests passed, then a vote among the tied."""
 
 
+PHASE_NAMES: tuple[str, ...] = tuple(PhaseSettings.model_fields)
+"""Every phase of the code debate, in protocol order (the switches of ``[phases]``)."""
+
+
 class DehallucinationSettings(_Section):
     """Clarifying questions before any code is written."""
 

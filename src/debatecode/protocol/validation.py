@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from debatecode.hooks import HookOutcome, HookPoint
+from debatecode.protocol.journal import turn_key
+from debatecode.protocol.state import TurnRecord
 from debatecode.quality import QualityReport
 
 if TYPE_CHECKING:
@@ -33,23 +35,22 @@ async def validate(
     if hooks is None or not hooks.validations(point):
         return []
     outcomes = []
+    fresh: dict[str, HookOutcome] = {}
     for candidate in candidates:
         if candidate.code is None:
             continue
         kind = f"{point.value}-{candidate.agent_id}"
-        stored = run.stored(round_no, "hooks", "executor", kind)
-        if stored is not None:
-            outcome = HookOutcome.from_metadata(stored.metadata["hooks"])
-            await run.record(stored)
-        else:
+
+        async def check(candidate: Candidate = candidate, kind: str = kind) -> TurnRecord:
             version = run.ws.version_of(candidate)
             quality = (
                 QualityReport.from_metrics(version.metrics)
                 if version is not None and "quality" in version.metrics
                 else None
             )
-            outcome = await hooks.run(point, candidate.code, candidate.report.visible(), quality=quality)
-            turn = run.tool_turn(
+            assert candidate.code is not None
+            outcome = fresh[kind] = await hooks.run(point, candidate.code, candidate.report.visible(), quality=quality)
+            return run.tool_turn(
                 round_no=round_no,
                 phase="hooks",
                 agent_id="executor",
@@ -67,12 +68,15 @@ async def validate(
                     "version": candidate.version_id,
                 },
             )
-            await run.record(turn)
+
+        turn = await run.journal.replay_or_do(turn_key(round_no, "hooks", "executor", kind), check)
+        await run.record(turn)
+        outcome = fresh.pop(kind, None) or HookOutcome.from_metadata(turn.metadata["hooks"])
         candidate.blocked = outcome.blocked
         text = outcome.feedback()
         if text:
-            run.feedback[candidate.agent_id] = f"{point.value}: {text}"
+            run.state.feedback[candidate.agent_id] = f"{point.value}: {text}"
         else:
-            run.feedback.pop(candidate.agent_id, None)
+            run.state.feedback.pop(candidate.agent_id, None)
         outcomes.append(outcome)
     return outcomes

@@ -12,22 +12,20 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from debatecode.agents.agent import Agent
 from debatecode.execution.generated import ExchangedTest, GeneratedSuite, RedTest, exchanged_suite, red_suite
 from debatecode.execution.probes import ProbeRunner
 from debatecode.execution.runner import TestRunner
 from debatecode.hooks import HookRunner
-from debatecode.protocol.events import CodeVersionCommitted, TestsRun
+from debatecode.protocol.events import AgentStatusChanged, CodeVersionCommitted, EventBus, TestsRun
+from debatecode.protocol.journal import Journal
 from debatecode.protocol.state import CodeVersionRecord, TestReport, TurnRecord
-from debatecode.quality import analyze_async
+from debatecode.quality import QualitySettings, analyze_async
 from debatecode.task import Task
 from debatecode.vcs import version_message
 from debatecode.vcs.worktree import SessionWorktree
-
-if TYPE_CHECKING:
-    from debatecode.protocol.run import DebateRun
 
 __all__ = ["Candidate", "CodeWorkspace"]
 
@@ -69,12 +67,20 @@ class Candidate:
 
 @dataclass
 class CodeWorkspace:
-    """Candidates, generated tests and code versions of one session."""
+    """Candidates, generated tests and code versions of one session.
+
+    It records the turns it evaluates in the session's ``journal`` and
+    announces test runs and versions on its ``bus``.
+    """
 
     task: Task
     tests: TestRunner
     probes: ProbeRunner
     worktree: SessionWorktree
+    journal: Journal
+    bus: EventBus
+    quality: QualitySettings | None = None
+    """Quality analysis of every committed version; None switches it off."""
     stored_versions: dict[str, CodeVersionRecord] = field(default_factory=dict)
     """Stored code versions by turn id (a resumed session re-uses them)."""
     next_version: int = 1
@@ -98,7 +104,11 @@ class CodeWorkspace:
         """Exchanged tests that count: trusted, not retracted by their author, not disputed."""
         return [t for t in self.exchanged if t.trusted and t.name not in self.retracted]
 
-    async def revalidate_exchanged(self, run: DebateRun) -> list[str]:
+    @property
+    def session_id(self) -> str:
+        return self.journal.session_id
+
+    async def revalidate_exchanged(self) -> list[str]:
         """Retract exchanged tests whose author no longer stands by them; return the disputed calls.
 
         An author stands by a test while its *current* code still passes every
@@ -126,15 +136,6 @@ class CodeWorkspace:
         for test in self.exchanged:
             if test.call in disputed:
                 self.retracted.add(test.name)
-        for call in disputed:
-            run.risks.append(
-                {
-                    "source": "critique",
-                    "severity": "medium",
-                    "description": f"agents disagree on {call}",
-                    "status": "open",
-                }
-            )
         return disputed
 
     def suites(self) -> tuple[GeneratedSuite, ...]:
@@ -157,7 +158,7 @@ class CodeWorkspace:
             return self.tests.no_code_report("the reply contained no Python code")
         return await self.tests.run(code, self.suites() if suites is None else suites)
 
-    async def refresh(self, run: DebateRun) -> None:
+    async def refresh(self) -> None:
         """Re-run every current candidate after the generated suites changed, so reports compare like with like."""
         suites = self.suites()
 
@@ -165,13 +166,13 @@ class CodeWorkspace:
             if candidate.code is None:
                 return
             candidate.report = await self.run_tests(candidate.code, suites=suites)
-            run.bus.emit(TestsRun(run.session_id, candidate.agent_id, candidate.report, "refresh"))
+            self.bus.emit(TestsRun(self.session_id, candidate.agent_id, candidate.report, "refresh"))
 
         await asyncio.gather(*(one(c) for c in self.candidates.values()))
 
     # -- candidates ---------------------------------------------------------
 
-    async def evaluate(self, run: DebateRun, agent: Agent, turn: TurnRecord, *, label: str = "") -> Candidate:
+    async def evaluate(self, agent: Agent, turn: TurnRecord, *, label: str = "") -> Candidate:
         """Run the turn's code, persist the turn with its test results and commit its version.
 
         A replayed turn re-uses its stored results and version.
@@ -180,45 +181,41 @@ class CodeWorkspace:
             SandboxError: the sandbox failed (the code's own failures are in the report).
             VersionControlError: the version could not be committed.
         """
-        reused = turn.key in run.journal
+        reused = turn.key in self.journal
         if reused and turn.test_results is not None:
             report = TestReport.model_validate(turn.test_results)
         else:
-            run.status(agent, "testing", turn.phase)
+            self.bus.emit(AgentStatusChanged(self.session_id, agent.id, "testing", turn.phase))
             report = await self.run_tests(turn.code)
             turn = turn.model_copy(update={"test_results": report.model_dump(mode="json")})
-        run.bus.emit(TestsRun(run.session_id, agent.id, report, turn.phase))
-        turn = await run.record(turn)
-        version_id = await self.commit(run, agent.id, turn, report) if turn.code is not None else None
-        run.status(agent, "idle", turn.phase)
+        self.bus.emit(TestsRun(self.session_id, agent.id, report, turn.phase))
+        turn = await self.journal.record(turn)
+        version_id = await self.commit(agent.id, turn, report) if turn.code is not None else None
+        self.bus.emit(AgentStatusChanged(self.session_id, agent.id, "idle", turn.phase))
         return Candidate(agent.id, turn.code, report, turn.id, version_id, turn.phase, turn.round, label)
 
-    async def evaluate_code(
-        self, run: DebateRun, agent: Agent, turn: TurnRecord, code: str, *, label: str
-    ) -> Candidate:
+    async def evaluate_code(self, agent: Agent, turn: TurnRecord, code: str, *, label: str) -> Candidate:
         """Test and commit a second piece of code from an already recorded turn (e.g. a stepping stone)."""
         report = await self.run_tests(code)
-        run.bus.emit(TestsRun(run.session_id, agent.id, report, turn.phase))
+        self.bus.emit(TestsRun(self.session_id, agent.id, report, turn.phase))
         pseudo = turn.model_copy(update={"id": f"{turn.id}:{label}", "code": code})
         version_id = await self.commit(
-            run, agent.id, pseudo, report, relpath=f"candidates/{agent.id}-{label.replace(' ', '-')}.py"
+            agent.id, pseudo, report, relpath=f"candidates/{agent.id}-{label.replace(' ', '-')}.py"
         )
         return Candidate(agent.id, code, report, turn.id, version_id, turn.phase, turn.round, label)
 
-    async def commit(
-        self, run: DebateRun, agent_id: str, turn: TurnRecord, report: TestReport, *, relpath: str | None = None
-    ) -> str:
+    async def commit(self, agent_id: str, turn: TurnRecord, report: TestReport, *, relpath: str | None = None) -> str:
         """Commit a version of ``agent_id``'s code to the session branch and record it (once per turn)."""
         stored = self.stored_versions.get(turn.id)
         if stored is not None:
-            run.bus.emit(CodeVersionCommitted(run.session_id, stored, reused=True))
+            self.bus.emit(CodeVersionCommitted(self.session_id, stored, reused=True))
             return stored.id
         assert turn.code is not None
         path = relpath or f"candidates/{agent_id}.py"
         quality = None
-        if run.config.quality.enabled:
+        if self.quality is not None and self.quality.enabled:
             quality = await analyze_async(
-                turn.code, test_pass_rate=report.pass_rate if report.total else None, settings=run.config.quality
+                turn.code, test_pass_rate=report.pass_rate if report.total else None, settings=self.quality
             )
         message = version_message(
             phase=turn.phase,
@@ -227,7 +224,7 @@ class CodeWorkspace:
             tests_passed=report.passed,
             tests_total=report.total,
             score=quality.score if quality else None,
-            session_id=run.session_id,
+            session_id=self.session_id,
             turn_id=turn.id,
         )
         metrics: dict[str, Any] = {"suites": _suite_counts(report), "turn": turn.id}
@@ -241,8 +238,8 @@ class CodeWorkspace:
             )
             version = CodeVersionRecord(
                 id=uuid.uuid4().hex,
-                session_id=run.session_id,
-                turn_id=turn.id if turn.id in {t.id for t in run.journal.values()} else None,
+                session_id=self.session_id,
+                turn_id=turn.id if self.journal.has_turn_id(turn.id) else None,
                 agent_id=agent_id,
                 language=self.task.language,
                 code=turn.code,
@@ -257,7 +254,7 @@ class CodeWorkspace:
             )
             self.next_version += 1
             self.stored_versions[turn.id] = version
-        run.bus.emit(CodeVersionCommitted(run.session_id, version))
+        self.bus.emit(CodeVersionCommitted(self.session_id, version))
         return version.id
 
     def adopt(self, candidate: Candidate) -> bool:

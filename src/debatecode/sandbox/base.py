@@ -12,9 +12,13 @@ import abc
 import asyncio
 import os
 from collections.abc import Sequence
-from typing import Literal
+from types import TracebackType
+from typing import TYPE_CHECKING, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from debatecode.sandbox.settings import SandboxSettings
 
 __all__ = ["ExecJob", "ExecResult", "ExecStatus", "Limits", "Sandbox"]
 
@@ -40,6 +44,19 @@ class Limits(BaseModel):
     """Cap on captured stdout and on captured stderr, each. Output past the cap is dropped and flagged."""
     disk_mb: int = Field(default=64, ge=1)
     """Size cap of the writable work directory, in MiB."""
+
+    @classmethod
+    def from_settings(cls, settings: SandboxSettings, **overrides: float) -> Limits:
+        """The limits that ``settings`` (a ``[sandbox]`` section) describe, with ``overrides`` on top.
+
+        Every limit has a setting of the same name; ``overrides`` name limits too
+        (``Limits.from_settings(settings, timeout_s=60)``).
+
+        Raises:
+            ValidationError: an override is not a limit, or a value is out of range.
+        """
+        values: dict[str, float] = {name: getattr(settings, name) for name in cls.model_fields}
+        return cls.model_validate({**values, **overrides})
 
 
 class ExecJob(BaseModel):
@@ -138,3 +155,12 @@ class Sandbox(abc.ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook: nothing to release by default
         """Release containers, processes and clients this sandbox holds."""
+
+    async def __aenter__(self) -> Self:
+        """``async with create_sandbox(settings) as sandbox:`` closes it (``aclose``) on the way out."""
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

@@ -106,15 +106,8 @@ def _local(name: str, settings: SandboxSettings) -> LocalSandbox:
 
 
 def default_limits(settings: SandboxSettings) -> Limits:
-    """The per-job ``Limits`` that ``settings`` describe."""
-    return Limits(
-        timeout_s=settings.timeout_s,
-        memory_mb=settings.memory_mb,
-        pids=settings.pids,
-        cpus=settings.cpus,
-        output_bytes=settings.output_bytes,
-        disk_mb=settings.disk_mb,
-    )
+    """The per-job ``Limits`` that ``settings`` describe (``Limits.from_settings``)."""
+    return Limits.from_settings(settings)
 
 
 def auto_refusal(docker_reason: str, local_reason: str) -> str:

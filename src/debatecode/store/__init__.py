@@ -7,21 +7,15 @@ imported on first use, so importing this package stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from debatecode._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from debatecode.store.repository import SessionStore, open_store
 
 __all__ = ["SessionStore", "open_store"]
 
+_LAZY = dict.fromkeys(__all__, "debatecode.store.repository")
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from debatecode.store import repository
-
-        return getattr(repository, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), __all__)

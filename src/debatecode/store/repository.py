@@ -139,7 +139,7 @@ class SessionStore:
     """Reads and writes debate sessions, their turns and their code versions.
 
     Opening a store migrates its database to the current schema. Every write is
-    committed before the method returns. Use ``close()`` (or ``with``) when done.
+    committed before the method returns. Use ``close()`` (or ``with`` / ``async with``) when done.
     """
 
     def __init__(self, url: str) -> None:
@@ -174,6 +174,13 @@ class SessionStore:
         return self
 
     def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> SessionStore:
+        """``async with open_store(url) as store:`` closes the store on the way out, like ``with``."""
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -284,16 +291,6 @@ class SessionStore:
         with self._transaction(f"read the turns of session {session_id}", write=False) as db:
             return [record_from_row(TurnRecord, row) for row in db.scalars(query)]
 
-    def next_turn_seq(self, session_id: str) -> int:
-        """The ``seq`` the session's next turn gets: one past the highest stored, from 1.
-
-        Raises:
-            StoreError: the read failed.
-        """
-        query = select(func.coalesce(func.max(TurnRow.seq), 0)).where(TurnRow.session_id == session_id)
-        with self._transaction(f"read the turns of session {session_id}", write=False) as db:
-            return int(db.scalar(query) or 0) + 1
-
     # -- code versions --------------------------------------------------------------
 
     def add_code_version(self, rec: CodeVersionRecord) -> None:
@@ -320,17 +317,6 @@ class SessionStore:
         )
         with self._transaction(f"read the code versions of session {session_id}", write=False) as db:
             return [record_from_row(CodeVersionRecord, row) for row in db.scalars(query)]
-
-    def next_version_number(self, session_id: str) -> int:
-        """The number the session's next code version gets, from 1.
-
-        Raises:
-            StoreError: the read failed.
-        """
-        highest = func.coalesce(func.max(CodeVersionRow.version_number), 0)
-        query = select(highest).where(CodeVersionRow.session_id == session_id)
-        with self._transaction(f"read the code versions of session {session_id}", write=False) as db:
-            return int(db.scalar(query) or 0) + 1
 
     # -- approval gates ---------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from debatecode.bench.swebench.repos import RepoSpec
 from debatecode.bench.swebench.workspace import Overlay
 from debatecode.sandbox.base import ExecJob, ExecStatus, Limits, Sandbox
+from debatecode.sandbox.settings import SandboxSettings
 
 __all__ = ["SandboxFactory", "TestRun", "docker_sandbox", "run_tests", "test_limits"]
 
@@ -31,25 +32,21 @@ SandboxFactory = Callable[[str, int], Sandbox]
 """``factory(image, pool_size) -> Sandbox``: a sandbox whose jobs run in ``image``."""
 
 OUTPUT_BYTES = 4_000_000
+_RUN_SETTINGS = SandboxSettings(pids=256, cpus=1.0, output_bytes=OUTPUT_BYTES)
+"""The limits every test run shares; each repository sets its own time, memory and disk (``RepoSpec``)."""
 
 
 def docker_sandbox(image: str, pool_size: int = 0) -> Sandbox:
     """A ``DockerSandbox`` running jobs in ``image``: fresh containers (``pool_size=0``) or a warm pool."""
     from debatecode.sandbox.docker import DockerSandbox
-    from debatecode.sandbox.settings import SandboxSettings
 
     return DockerSandbox(SandboxSettings(image=image, pool_size=pool_size), labels={"debatecode.bench": "swebench"})
 
 
 def test_limits(spec: RepoSpec) -> Limits:
     """The resource limits of one test run of ``spec``'s repository."""
-    return Limits(
-        timeout_s=spec.test_timeout_s,
-        memory_mb=spec.memory_mb,
-        pids=256,
-        cpus=1.0,
-        output_bytes=OUTPUT_BYTES,
-        disk_mb=spec.disk_mb,
+    return Limits.from_settings(
+        _RUN_SETTINGS, timeout_s=spec.test_timeout_s, memory_mb=spec.memory_mb, disk_mb=spec.disk_mb
     )
 
 

@@ -17,6 +17,7 @@ import ast
 from debatecode.agents.agent import Agent
 from debatecode.execution.generated import RedTest, red_suite, rename_tests
 from debatecode.hooks import HookPoint
+from debatecode.protocol.debate_state import Risk
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_verdicts, python_blocks
 from debatecode.protocol.run import DebateRun
@@ -32,14 +33,14 @@ _ATTACKS_PER_ROUND = 4
 class AdversarialPhase(Phase):
     name = "adversarial"
 
-    async def run(self, run: DebateRun, round_no: int) -> str:
+    async def execute(self, run: DebateRun, round_no: int) -> str:
         red = run.first_with_role("red")
         blue = run.first_with_role("blue")
         if red is None:
             return "no Red team"
         findings = fixed = rounds = 0
         for attack_round in range(1, run.config.adversarial.max_rounds + 1):
-            leader = run.ws.leader([a.id for a in run.agents])
+            leader = run.leader()
             if leader is None:
                 break
             rounds = attack_round
@@ -55,11 +56,11 @@ class AdversarialPhase(Phase):
             findings += len(failing)
             attacks = [t for t in new_tests if t.name in failing]
             if blue is None:
-                run.risks.extend(_risk(red.id, t, failing[t.name].message, "open") for t in attacks)
+                run.state.risks.extend(_risk(red.id, t, failing[t.name].message, "open") for t in attacks)
                 continue
             fixed += await self._defend(run, blue, leader, attacks, failing, attack_round)
-            await run.ws.refresh(run)
-        leader = run.ws.leader([a.id for a in run.agents])
+            await run.ws.refresh()
+        leader = run.leader()
         verdict = ""
         if leader is not None:
             outcomes = await validate(run, HookPoint.POST_ADVERSARIAL, [leader])
@@ -93,7 +94,7 @@ class AdversarialPhase(Phase):
         contested = [t for t in attacks if verdicts.get(t.name) is not False]
         # Judge the patch against the attacks Blue did not reject.
         run.ws.red_tests.extend(contested)
-        patched = await run.ws.evaluate(run, blue, turn, label="Blue patch")
+        patched = await run.ws.evaluate(blue, turn, label="Blue patch")
         passes = patched.report.passed_names()
         fixed = 0
         for test in contested:
@@ -101,9 +102,9 @@ class AdversarialPhase(Phase):
             fixed += mitigated
             if not mitigated and verdicts.get(test.name) is not True:
                 run.ws.red_tests.remove(test)
-            run.risks.append(_risk("red", test, failing[test.name].message, "mitigated" if mitigated else "open"))
+            run.state.risks.append(_risk("red", test, failing[test.name].message, "mitigated" if mitigated else "open"))
         for test in invalid:
-            run.risks.append(
+            run.state.risks.append(
                 _risk("blue", test, "ruled invalid by Blue: " + _reason(turn.content, test.name), "rejected")
             )
         if patched.code is not None and patched.code.strip() != (leader.code or "").strip():
@@ -124,11 +125,13 @@ def _split(source: str, names: list[str], attack_round: int) -> list[RedTest]:
     return tests
 
 
-def _risk(source: str, test: RedTest, message: str, status: str) -> dict[str, str]:
+def _risk(source: str, test: RedTest, message: str, status: str) -> Risk:
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     detail = next((line for line in lines if line.startswith("E ")), lines[-1] if lines else "")
     severity = {"open": "high", "mitigated": "low", "rejected": "info"}.get(status, "medium")
-    return {"source": source, "severity": severity, "description": f"{test.name}: {detail}"[:400], "status": status}
+    return Risk.model_validate(
+        {"source": source, "severity": severity, "description": f"{test.name}: {detail}"[:400], "status": status}
+    )
 
 
 def _reason(reply: str, name: str) -> str:

@@ -21,7 +21,7 @@ class Phase(abc.ABC):
     name: str = "abstract"
 
     @abc.abstractmethod
-    async def run(self, run: DebateRun, round_no: int) -> str:
+    async def execute(self, run: DebateRun, round_no: int) -> str:
         """Run the phase and return a one-line summary for the transcript.
 
         Raises:

@@ -12,10 +12,11 @@ converged when the winner's share reaches ``convergence.vote_threshold``.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from debatecode.agents.agent import Agent
 from debatecode.hooks import HookPoint
+from debatecode.protocol.debate_state import Dissent, Outcome, RankedCandidate, VoteSummary
 from debatecode.protocol.events import VoteCast
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_ranking
@@ -24,7 +25,19 @@ from debatecode.protocol.validation import validate
 from debatecode.protocol.workspace import Candidate
 from debatecode.voting import Ballot, choose_method
 
-__all__ = ["ConvergencePhase", "check_convergence", "round_vote"]
+__all__ = ["ConvergencePhase", "VoteDecision", "cast_vote", "check_convergence", "round_vote"]
+
+_VOTERS = frozenset({"contrarian", "judge"})
+"""Roles that vote without a candidate of their own."""
+
+
+@dataclass(frozen=True)
+class VoteDecision:
+    """What a vote decided; nothing is written to the session's state until a phase adopts it."""
+
+    winner: Candidate
+    outcome: Outcome
+    dissents: list[Dissent]
 
 
 def _normalised(code: str) -> str:
@@ -37,8 +50,8 @@ def check_convergence(run: DebateRun, round_no: int, history: list[tuple[tuple[i
     ``history`` holds, per finished round, the leader's test score and the mean
     satisfaction; this function appends the current round to it.
     """
-    leader = run.ws.leader([a.id for a in run.agents])
-    round_scores = [r["satisfaction"] for r in run.reviews if r["round"] == round_no]
+    leader = run.leader()
+    round_scores = [r.satisfaction for r in run.state.reviews if r.round == round_no]
     mean = sum(round_scores) / len(round_scores) if round_scores else 0.0
     history.append((leader.score() if leader else (0, 0, 0), mean))
     if leader is not None and leader.all_visible_pass() and leader.report.all_passed:
@@ -52,7 +65,7 @@ def check_convergence(run: DebateRun, round_no: int, history: list[tuple[tuple[i
         before = history[-patience - 1]
         if all(score <= before[0] and sat <= before[1] for score, sat in history[-patience:]):
             return f"no improvement for {patience} rounds"
-    tracker = run.extras.get("satisfaction")
+    tracker = run.deps.satisfaction
     if tracker is not None and round_scores and tracker.stalemate(round_no):
         return "stalemate: satisfaction has not progressed for 3 rounds"
     return None
@@ -65,34 +78,29 @@ async def round_vote(run: DebateRun, round_no: int) -> str | None:
     """
     if round_no >= run.config.rounds or run.config.convergence.voting == "majority":
         return None
-    order = [a.id for a in run.agents]
-    passing = [c for c in run.ws.ranking(order, unblocked=True) if c.report.all_passed]
+    passing = [c for c in run.ws.ranking(run.order(), unblocked=True) if c.report.all_passed]
     distinct: dict[str, Candidate] = {}
     for candidate in passing:
         distinct.setdefault(_normalised(candidate.code or ""), candidate)
     if len(distinct) < 2:
         return None
-    phase = ConvergencePhase()
-    saved, dissents = dict(run.outcome), list(run.dissents)
-    await phase._vote(run, list(distinct.values()), [], attempt=0, round_no=round_no)
-    vote = run.outcome.get("vote", {})
-    run.outcome, run.dissents = saved, dissents
-    if vote.get("threshold_reached"):
-        return f"converged: the vote reached its threshold ({vote.get('share')} >= {run.config.convergence.vote_threshold})"
+    vote = (await cast_vote(run, list(distinct.values()), [], attempt=0, round_no=round_no)).outcome.vote
+    if vote is not None and vote.threshold_reached:
+        return f"converged: the vote reached its threshold ({vote.share} >= {run.config.convergence.vote_threshold})"
     return None
 
 
 class ConvergencePhase(Phase):
     name = "convergence"
 
-    async def run(self, run: DebateRun, round_no: int) -> str:
-        order = [a.id for a in run.agents]
-        ranked = run.ws.ranking(order, unblocked=True)
+    async def execute(self, run: DebateRun, round_no: int) -> str:
+        ranked = run.ws.ranking(run.order(), unblocked=True)
         ranking = [
-            {"agent": c.agent_id, "passed": c.passed, "total": c.report.total, "score": list(c.score())} for c in ranked
+            RankedCandidate(agent=c.agent_id, passed=c.passed, total=c.report.total, score=list(c.score()))
+            for c in ranked
         ]
         if not ranked:
-            run.outcome = {"winner": None, "method": "none", "ranking": ranking, "reason": "no agent produced code"}
+            run.state.outcome = Outcome(winner=None, method="none", ranking=ranking, reason="no agent produced code")
             return "no candidate has code"
         excluded: list[str] = []
         while True:
@@ -103,16 +111,17 @@ class ConvergencePhase(Phase):
                 break
             excluded.append(winner.agent_id)
             ranked = remaining
+        outcome = run.state.outcome
         if excluded:
-            run.outcome["reason"] += f" (blocked by a validation, passed over: {', '.join(excluded)})"
+            outcome.reason += f" (blocked by a validation, passed over: {', '.join(excluded)})"
         if winner.blocked:
-            run.outcome["blocked"] = True
-            run.outcome["reason"] += " (every candidate fails a blocking validation; this is the best of them)"
-        await self._teach(run, winner, run.ws.ranking(order))
-        return f"{winner.agent_id} wins ({run.outcome['method']}): {run.outcome['reason']}"
+            outcome.blocked = True
+            outcome.reason += " (every candidate fails a blocking validation; this is the best of them)"
+        await self._teach(run, winner, run.ws.ranking(run.order()))
+        return f"{winner.agent_id} wins ({outcome.method}): {outcome.reason}"
 
     async def _choose(
-        self, run: DebateRun, ranked: list[Candidate], ranking: list[dict[str, Any]], attempt: int
+        self, run: DebateRun, ranked: list[Candidate], ranking: list[RankedCandidate], attempt: int
     ) -> Candidate:
         top = [c for c in ranked if c.score() == ranked[0].score()]
         distinct: dict[str, Candidate] = {}
@@ -120,13 +129,16 @@ class ConvergencePhase(Phase):
             distinct.setdefault(_normalised(candidate.code or ""), candidate)
         if len(distinct) == 1:
             reason = "passes the most tests" if len(top) == 1 else f"{len(top)} agents converged on the same code"
-            run.outcome = self._outcome(top[0], "most_tests", ranking, reason)
+            run.state.outcome = _outcome(top[0], "most_tests", ranking, reason)
             return top[0]
         if run.config.convergence.voting == "majority":
             return self._majority(run, top, ranking)
-        return await self._vote(run, list(distinct.values()), ranking, attempt)
+        decision = await cast_vote(run, list(distinct.values()), ranking, attempt)
+        run.state.outcome = decision.outcome
+        run.state.dissents.extend(decision.dissents)
+        return decision.winner
 
-    def _majority(self, run: DebateRun, top: list[Candidate], ranking: list[dict[str, Any]]) -> Candidate:
+    def _majority(self, run: DebateRun, top: list[Candidate], ranking: list[RankedCandidate]) -> Candidate:
         """The most frequent code among the tied candidates (ties: the earliest agent); no model is asked."""
         counts: dict[str, list[Candidate]] = {}
         for candidate in top:
@@ -136,86 +148,14 @@ class ConvergencePhase(Phase):
         reason = (
             f"tied on tests at {winner.passed}/{winner.report.total}; majority: {largest} of {len(top)} samples agree"
         )
-        run.outcome = self._outcome(winner, "majority", ranking, reason)
-        run.outcome["vote"] = {
-            "method": "majority",
-            "tallies": {g[0].agent_id: float(len(g)) for g in counts.values()},
-            "share": round(largest / len(top), 3),
-            "threshold_reached": largest / len(top) >= run.config.convergence.vote_threshold,
-        }
+        run.state.outcome = _outcome(winner, "majority", ranking, reason)
+        run.state.outcome.vote = VoteSummary(
+            method="majority",
+            tallies={g[0].agent_id: float(len(g)) for g in counts.values()},
+            share=round(largest / len(top), 3),
+            threshold_reached=largest / len(top) >= run.config.convergence.vote_threshold,
+        )
         return winner
-
-    async def _vote(
-        self,
-        run: DebateRun,
-        options: list[Candidate],
-        ranking: list[dict[str, Any]],
-        attempt: int = 0,
-        round_no: int = 0,
-    ) -> Candidate:
-        voters = [a for a in run.agents if a.id in run.ws.candidates or a.role.name in ("contrarian", "judge")]
-        ballots = await gather_all(*(self._ballot(run, agent, options, attempt, round_no) for agent in voters))
-        configured = run.config.convergence.voting
-        method = choose_method(len(voters), None if configured in ("auto", "majority") else configured)
-        result = method.tally([c.agent_id for c in options], list(ballots))
-        winner = next(c for c in options if c.agent_id == result.winner)
-        total_weight = sum(b.weight for b in ballots if b.ranking) or 1.0
-        first_choice = sum(b.weight for b in ballots if b.ranking and b.ranking[0] == winner.agent_id)
-        share = first_choice / total_weight
-        tally = ", ".join(f"{agent_id} {votes:g}" for agent_id, votes in result.tallies.items())
-        reason = f"tied on tests at {winner.passed}/{winner.report.total}; {result.method} vote: {tally}"
-        if result.fallback_used:
-            reason += f" ({result.method} fell back: {'Condorcet cycle, Borda used' if result.method == 'condorcet' else 'no consensus, plurality used'})"
-        if result.tie_broken:
-            reason += " (tie broken by agent order)"
-        run.outcome = self._outcome(winner, "vote", ranking, reason)
-        threshold = run.config.convergence.vote_threshold
-        run.outcome["vote"] = {
-            **result.model_dump(mode="json"),
-            "share": round(share, 3),
-            "threshold_reached": share >= threshold,
-        }
-        for ballot in ballots:
-            if ballot.ranking and ballot.ranking[0] != winner.agent_id:
-                run.dissents.append(
-                    {
-                        "role": run.agent(ballot.voter).role.name,
-                        "agent": ballot.voter,
-                        "phase": self.name,
-                        "text": f"voted for {ballot.ranking[0]}",
-                    }
-                )
-        return winner
-
-    async def _ballot(
-        self, run: DebateRun, agent: Agent, options: list[Candidate], attempt: int = 0, round_no: int = 0
-    ) -> Ballot:
-        top = options[0]
-        prompt = agent.prompt(
-            "vote", run.task, options=options, passed=top.passed, total=top.report.total, **run.context()
-        )
-        kind = "vote" if attempt == 0 else f"vote-{attempt + 1}"
-        turn = await run.ask(
-            agent, prompt, phase=self.name, round_no=round_no, kind=kind, needs_reasoning=prompt.style == "chat"
-        )
-        order = parse_ranking(prompt.full_reply(turn.content), len(options))
-        ranking = [options[i].agent_id for i in order]
-        own = run.ws.candidates.get(agent.id)
-        weight = 0.5 + 0.5 * own.report.pass_rate if own is not None else 0.5
-        await run.record(
-            turn.model_copy(
-                update={
-                    "metadata": {
-                        **turn.metadata,
-                        "vote": ranking[0] if ranking else None,
-                        "ranking": ranking,
-                        "weight": weight,
-                    }
-                }
-            )
-        )
-        run.bus.emit(VoteCast(run.session_id, agent.id, ranking[0] if ranking else None, [c.agent_id for c in options]))
-        return Ballot(voter=agent.id, ranking=ranking, weight=weight)
 
     async def _teach(self, run: DebateRun, winner: Candidate, ranked: list[Candidate]) -> None:
         teacher = run.first_with_role("teacher")
@@ -242,18 +182,85 @@ class ConvergencePhase(Phase):
         )
         turn = await run.ask(teacher, prompt, phase=self.name, round_no=0, kind="explain", needs_reasoning=False)
         await run.record(turn)
-        run.outcome["explanation"] = prompt.full_reply(turn.content).strip().lstrip("#").strip()
+        run.state.outcome.explanation = prompt.full_reply(turn.content).strip().lstrip("#").strip()
 
-    @staticmethod
-    def _outcome(winner: Candidate, method: str, ranking: list[dict[str, Any]], reason: str) -> dict[str, Any]:
-        return {
-            "winner": winner.agent_id,
-            "version_id": winner.version_id,
-            "turn_id": winner.turn_id,
-            "passed": winner.passed,
-            "total": winner.report.total,
-            "method": method,
-            "reason": reason,
-            "ranking": ranking,
-            "label": winner.label,
-        }
+
+async def cast_vote(
+    run: DebateRun, options: list[Candidate], ranking: list[RankedCandidate], attempt: int = 0, round_no: int = 0
+) -> VoteDecision:
+    """Every agent with a candidate (and the Contrarian and Judge) ranks ``options``; the configured method counts.
+
+    The ballots are journaled turns; the result is returned, not written to the session's state.
+    """
+    voters = [a for a in run.agents if a.id in run.ws.candidates or a.role.name in _VOTERS]
+    ballots = await gather_all(*(_ballot(run, agent, options, attempt, round_no) for agent in voters))
+    configured = run.config.convergence.voting
+    method = choose_method(len(voters), None if configured in ("auto", "majority") else configured)
+    result = method.tally([c.agent_id for c in options], list(ballots))
+    winner = next(c for c in options if c.agent_id == result.winner)
+    total_weight = sum(b.weight for b in ballots if b.ranking) or 1.0
+    first_choice = sum(b.weight for b in ballots if b.ranking and b.ranking[0] == winner.agent_id)
+    share = first_choice / total_weight
+    tally = ", ".join(f"{agent_id} {votes:g}" for agent_id, votes in result.tallies.items())
+    reason = f"tied on tests at {winner.passed}/{winner.report.total}; {result.method} vote: {tally}"
+    if result.fallback_used:
+        reason += f" ({result.method} fell back: {'Condorcet cycle, Borda used' if result.method == 'condorcet' else 'no consensus, plurality used'})"
+    if result.tie_broken:
+        reason += " (tie broken by agent order)"
+    outcome = _outcome(winner, "vote", ranking, reason)
+    threshold = run.config.convergence.vote_threshold
+    outcome.vote = VoteSummary.model_validate(
+        {**result.model_dump(mode="json"), "share": round(share, 3), "threshold_reached": share >= threshold}
+    )
+    dissents = [
+        Dissent(
+            role=run.agent(ballot.voter).role.name,
+            agent=ballot.voter,
+            phase=ConvergencePhase.name,
+            text=f"voted for {ballot.ranking[0]}",
+        )
+        for ballot in ballots
+        if ballot.ranking and ballot.ranking[0] != winner.agent_id
+    ]
+    return VoteDecision(winner, outcome, dissents)
+
+
+async def _ballot(run: DebateRun, agent: Agent, options: list[Candidate], attempt: int, round_no: int) -> Ballot:
+    top = options[0]
+    prompt = agent.prompt("vote", run.task, options=options, passed=top.passed, total=top.report.total, **run.context())
+    kind = "vote" if attempt == 0 else f"vote-{attempt + 1}"
+    turn = await run.ask(
+        agent, prompt, phase=ConvergencePhase.name, round_no=round_no, kind=kind, needs_reasoning=prompt.style == "chat"
+    )
+    order = parse_ranking(prompt.full_reply(turn.content), len(options))
+    ranking = [options[i].agent_id for i in order]
+    own = run.ws.candidates.get(agent.id)
+    weight = 0.5 + 0.5 * own.report.pass_rate if own is not None else 0.5
+    await run.record(
+        turn.model_copy(
+            update={
+                "metadata": {
+                    **turn.metadata,
+                    "vote": ranking[0] if ranking else None,
+                    "ranking": ranking,
+                    "weight": weight,
+                }
+            }
+        )
+    )
+    run.bus.emit(VoteCast(run.session_id, agent.id, ranking[0] if ranking else None, [c.agent_id for c in options]))
+    return Ballot(voter=agent.id, ranking=ranking, weight=weight)
+
+
+def _outcome(winner: Candidate, method: str, ranking: list[RankedCandidate], reason: str) -> Outcome:
+    return Outcome(
+        winner=winner.agent_id,
+        version_id=winner.version_id,
+        turn_id=winner.turn_id,
+        passed=winner.passed,
+        total=winner.report.total,
+        method=method,
+        reason=reason,
+        ranking=ranking,
+        label=winner.label,
+    )

@@ -53,7 +53,7 @@ def _ident(text: str) -> str:
 class CritiquePhase(Phase):
     name = "critique"
 
-    async def run(self, run: DebateRun, round_no: int) -> str:
+    async def execute(self, run: DebateRun, round_no: int) -> str:
         competitors = [a for a in run.agents if a.id in run.ws.candidates and run.ws.candidates[a.id].code is not None]
         if len(competitors) < 2:
             return "fewer than two candidates with code: nothing to exchange"
@@ -65,7 +65,7 @@ class CritiquePhase(Phase):
         ]
         attacks = [a for a in attacks if a.attacker in run.ws.candidates and a.target in run.ws.candidates]
         added = self._exchange(run, attacks, round_no)
-        await run.ws.refresh(run)
+        await run.ws.refresh()
         revisions = await gather_all(
             *(
                 self._contrast(run, run.agent(target), attack, round_no)
@@ -73,8 +73,10 @@ class CritiquePhase(Phase):
             )
         )
         adopted = sum(1 for candidate in revisions if run.ws.adopt(candidate))
-        disputed = await run.ws.revalidate_exchanged(run)
-        await run.ws.refresh(run)
+        disputed = await run.ws.revalidate_exchanged()
+        for call in disputed:
+            run.state.add_risk("critique", f"agents disagree on {call}")
+        await run.ws.refresh()
         disagreeing = sum(1 for a in attacks if a.disagreements())
         return (
             f"{len(attacks)} attacks, {added} exchanged tests ({len(run.ws.active_exchanged())} standing"
@@ -83,7 +85,7 @@ class CritiquePhase(Phase):
         )
 
     def _pairs(self, run: DebateRun, competitors: list[Agent], round_no: int) -> list[tuple[Agent, Agent]]:
-        topology = run.extras.get("topology")
+        topology = run.deps.topology
         ids = [a.id for a in competitors]
         pairs: list[tuple[Agent, Agent]] = []
         for attacker in competitors:
@@ -202,4 +204,4 @@ class CritiquePhase(Phase):
         turn = turn.model_copy(
             update={"metadata": {**turn.metadata, "against": attack.attacker, "disagreements": rows}}
         )
-        return await run.ws.evaluate(run, agent, turn)
+        return await run.ws.evaluate(agent, turn)

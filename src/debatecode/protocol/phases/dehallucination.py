@@ -9,6 +9,7 @@ confidence reaches the target, when no question is left, or after
 
 from __future__ import annotations
 
+from debatecode.protocol.journal import turn_key
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_answers, parse_confidence, parse_questions
 from debatecode.protocol.run import DebateRun
@@ -29,7 +30,7 @@ def is_simple(task: Task) -> bool:
 class DehallucinationPhase(Phase):
     name = "dehallucination"
 
-    async def run(self, run: DebateRun, round_no: int) -> str:
+    async def execute(self, run: DebateRun, round_no: int) -> str:
         settings = run.config.dehallucination
         if settings.skip_simple and is_simple(run.task):
             return "skipped: simple task"
@@ -38,30 +39,34 @@ class DehallucinationPhase(Phase):
         asked = 0
         for step in range(1, settings.max_rounds + 1):
             prompt = asker.prompt(
-                "clarify_ask", run.task, previous=run.clarifications, max_questions=_MAX_QUESTIONS, **run.context()
+                "clarify_ask",
+                run.task,
+                previous=run.state.clarifications,
+                max_questions=_MAX_QUESTIONS,
+                **run.context(),
             )
             turn = await run.ask(asker, prompt, phase=self.name, round_no=0, kind=f"ask-{step}")
             questions = parse_questions(prompt.full_reply(turn.content), _MAX_QUESTIONS)
-            questions = [q for q in questions if q["question"] not in {c["question"] for c in run.clarifications}]
+            questions = [q for q in questions if q["question"] not in {c["question"] for c in run.state.clarifications}]
             await run.record(turn.model_copy(update={"metadata": {**turn.metadata, "questions": questions}}))
             if not questions:
                 break
             asked += len(questions)
             answers, confidence = await self._answer(run, questions, step)
             for question, answer in zip(questions, answers, strict=True):
-                run.clarifications.append({**question, "answer": answer or "(the task is silent; use judgement)"})
+                run.state.clarifications.append({**question, "answer": answer or "(the task is silent; use judgement)"})
             if confidence >= settings.confidence_target:
                 break
         return f"{asked} questions answered, confidence {confidence:.2f}"
 
     async def _answer(self, run: DebateRun, questions: list[dict[str, str]], step: int) -> tuple[list[str], float]:
-        stored = run.stored(0, self.name, "human", f"answer-{step}")
+        stored = run.journal.replay(turn_key(0, self.name, "human", f"answer-{step}"))
         if stored is not None:
             await run.record(stored)
             return list(stored.metadata.get("answers", [])), 1.0
         moderator = run.first_with_role("moderator")
         answered_by_model = (
-            moderator is not None and run.stored(0, self.name, moderator.id, f"answer-{step}") is not None
+            moderator is not None and turn_key(0, self.name, moderator.id, f"answer-{step}") in run.journal
         )
         if run.human is not None and not answered_by_model:
             answers = await run.human.answer_questions(questions)

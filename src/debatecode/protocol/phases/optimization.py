@@ -25,11 +25,11 @@ def keeps_every_pass(before: Candidate, after: Candidate) -> bool:
 class OptimizationPhase(Phase):
     name = "optimization"
 
-    async def run(self, run: DebateRun, round_no: int) -> str:
+    async def execute(self, run: DebateRun, round_no: int) -> str:
         notes = []
         for role in run.config.optimization.roles:
             agent = run.first_with_role(role)
-            leader = run.ws.leader([a.id for a in run.agents])
+            leader = run.leader()
             if agent is None or leader is None:
                 continue
             prompt = agent.prompt(
@@ -41,7 +41,7 @@ class OptimizationPhase(Phase):
                 **run.context(leader.agent_id),
             )
             turn = await run.ask(agent, prompt, phase=self.name, round_no=0, kind=f"optimize-{role}", want_code=True)
-            attempt = await run.ws.evaluate(run, agent, turn, label=f"optimized by {agent.role.title}")
+            attempt = await run.ws.evaluate(agent, turn, label=f"optimized by {agent.role.title}")
             if attempt.code is not None and attempt.code.strip() == (leader.code or "").strip():
                 notes.append(f"{agent.id}: no change")
                 continue
@@ -53,7 +53,7 @@ class OptimizationPhase(Phase):
             else:
                 run.ws.alternatives.append(attempt)
                 notes.append(f"{agent.id}: discarded, a test regressed")
-        leader = run.ws.leader([a.id for a in run.agents])
+        leader = run.leader()
         if leader is not None:
             outcomes = await validate(run, HookPoint.POST_OPTIMIZATION, [leader])
             if outcomes:

@@ -14,6 +14,7 @@ from typing import Any
 
 from debatecode.agents.agent import Agent
 from debatecode.hooks import HookPoint
+from debatecode.protocol.debate_state import Dissent
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_objection, python_blocks
 from debatecode.protocol.run import DebateRun, gather_all
@@ -25,7 +26,7 @@ __all__ = ["ProposalPhase", "draft_candidate", "ensure_plan", "leader_context"]
 
 async def ensure_plan(run: DebateRun) -> None:
     """Under CPDE, have the Designer write the plan once (before the first code)."""
-    if run.planning_style != "cpde" or run.plan is not None:
+    if run.state.planning_style != "cpde" or run.state.plan is not None:
         return
     designer = run.first_with_role("designer")
     if designer is None:
@@ -33,18 +34,18 @@ async def ensure_plan(run: DebateRun) -> None:
     prompt = designer.prompt("plan", run.task, **run.context())
     turn = await run.ask(designer, prompt, phase="proposal", round_no=0, kind="plan", needs_reasoning=False)
     turn = await run.record(turn)
-    run.plan = prompt.full_reply(turn.content).strip() or None
+    run.state.plan = prompt.full_reply(turn.content).strip() or None
 
 
 async def draft_candidate(run: DebateRun, agent: Agent, phase: str) -> Candidate:
     """An author's first candidate, tested and committed."""
     prompt = agent.prompt("draft", run.task, len(run.authors()), **run.context(agent.id))
     turn = await run.ask(agent, prompt, phase=phase, round_no=0, kind="draft", want_code=True)
-    return await run.ws.evaluate(run, agent, turn)
+    return await run.ws.evaluate(agent, turn)
 
 
 def leader_context(run: DebateRun) -> dict[str, Any]:
-    leader = run.ws.leader([a.id for a in run.agents])
+    leader = run.leader()
     if leader is None:
         return {"leader": None}
     return {"leader": leader.code, "leader_passed": leader.report.passed, "leader_total": leader.report.total}
@@ -53,7 +54,7 @@ def leader_context(run: DebateRun) -> dict[str, Any]:
 class ProposalPhase(Phase):
     name = "proposal"
 
-    async def run(self, run: DebateRun, round_no: int) -> str:
+    async def execute(self, run: DebateRun, round_no: int) -> str:
         await ensure_plan(run)
         missing = [a for a in run.authors() if a.id not in run.ws.candidates]
         for candidate in await gather_all(*(draft_candidate(run, a, self.name) for a in missing)):
@@ -79,10 +80,10 @@ class ProposalPhase(Phase):
         stepping = blocks[1] if len(blocks) > 1 else None
         if turn.code is not None and len(blocks) > 1:
             turn = turn.model_copy(update={"code": blocks[0]})
-        ambitious = await run.ws.evaluate(run, agent, turn, label="moonshot")
+        ambitious = await run.ws.evaluate(agent, turn, label="moonshot")
         options = [ambitious]
         if stepping is not None:
-            options.append(await run.ws.evaluate_code(run, agent, turn, stepping, label="stepping stone"))
+            options.append(await run.ws.evaluate_code(agent, turn, stepping, label="stepping stone"))
         order = {id(c): i for i, c in enumerate(options)}
         best = sorted(options, key=lambda c: (tuple(-x for x in c.score()), order[id(c)]))[0]
         run.ws.adopt(best)
@@ -99,5 +100,5 @@ class ProposalPhase(Phase):
         objection = parse_objection(prompt.full_reply(turn.content))
         await run.record(turn.model_copy(update={"metadata": {**turn.metadata, "objection": objection}}))
         if objection and not objection.lower().startswith("none"):
-            run.dissents.append({"role": "contrarian", "agent": agent.id, "phase": self.name, "text": objection})
+            run.state.dissents.append(Dissent(role="contrarian", agent=agent.id, phase=self.name, text=objection))
         return "contrarian objects" if objection else "contrarian silent"

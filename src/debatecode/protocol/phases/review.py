@@ -10,14 +10,13 @@ regresses). A Contrarian below target is recorded as a dissent.
 
 from __future__ import annotations
 
-from typing import Any
-
 from debatecode.agents.agent import Agent
 from debatecode.errors import ModelError
-from debatecode.protocol.context import ContextWindow
+from debatecode.protocol.debate_state import Dissent, ReviewItem
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_review
 from debatecode.protocol.run import DebateRun
+from debatecode.protocol.transcript import ContextWindow
 from debatecode.protocol.workspace import Candidate
 
 __all__ = ["ReviewPhase", "review_history"]
@@ -28,12 +27,12 @@ _NEUTRAL = 50
 def review_history(run: DebateRun, round_no: int) -> str:
     """Earlier reviews as prompt context: rounds 1-3 verbatim, then the last 2 plus a summary, then the last 1."""
     rounds: dict[int, list[tuple[str, str, str, int | None]]] = {}
-    for item in run.reviews:
-        if item["round"] < round_no:
-            text = item["summary"] + (
-                "\nBlocking concerns:\n" + "\n".join(f"- {c}" for c in item["concerns"]) if item["concerns"] else ""
+    for item in run.state.reviews:
+        if item.round < round_no:
+            text = item.summary + (
+                "\nBlocking concerns:\n" + "\n".join(f"- {c}" for c in item.concerns) if item.concerns else ""
             )
-            rounds.setdefault(item["round"], []).append((item["reviewer"], item["role"], text, item["satisfaction"]))
+            rounds.setdefault(item.round, []).append((item.reviewer, item.role, text, item.satisfaction))
     if not rounds:
         return ""
     window = ContextWindow(
@@ -48,17 +47,17 @@ class ReviewPhase(Phase):
     def reviewers(self, run: DebateRun, round_no: int) -> list[Agent]:
         wanted = run.config.review.reviewers
         agents = [a for a in run.agents if a.role.name in wanted]
-        ordering = run.extras.get("ordering")
+        ordering = run.deps.ordering
         if ordering is None:
             return sorted(agents, key=lambda a: (a.role.cross_cutting, wanted.index(a.role.name)))
         order = [agent_id for agent_id in ordering.order(round_no) if any(a.id == agent_id for a in agents)]
         return [run.agent(agent_id) for agent_id in order]
 
-    async def run(self, run: DebateRun, round_no: int) -> str:
-        leader = run.ws.leader([a.id for a in run.agents])
+    async def execute(self, run: DebateRun, round_no: int) -> str:
+        leader = run.leader()
         if leader is None:
             return "no candidate to review"
-        reviews: list[dict[str, Any]] = []
+        reviews: list[ReviewItem] = []
         for reviewer in self.reviewers(run, round_no):
             try:
                 reviews.append(await self._review(run, reviewer, leader, round_no, reviews))
@@ -66,12 +65,12 @@ class ReviewPhase(Phase):
                 if not run.config.participants.tolerate_failures:
                     raise
                 run.drop_agent(reviewer.id, f"{type(exc).__name__}: {exc}")
-        scores = {item["reviewer"]: item["satisfaction"] for item in reviews}
-        tracker = run.extras.get("satisfaction")
+        scores = {item.reviewer: item.satisfaction for item in reviews}
+        tracker = run.deps.satisfaction
         if tracker is not None and scores:
             tracker.record(round_no, scores)
         target = run.config.review.satisfaction_target
-        unhappy = [item for item in reviews if item["satisfaction"] < target and (item["concerns"] or item["summary"])]
+        unhappy = [item for item in reviews if item.satisfaction < target and (item.concerns or item.summary)]
         revised = ""
         if unhappy and run.config.review.revise:
             author = run.agent(leader.agent_id)
@@ -81,11 +80,9 @@ class ReviewPhase(Phase):
         return f"reviewed {leader.agent_id}: {shown}{revised}"
 
     async def _review(
-        self, run: DebateRun, reviewer: Agent, leader: Candidate, round_no: int, earlier: list[dict[str, Any]]
-    ) -> dict[str, Any]:
-        this_round = "\n".join(
-            f"{item['reviewer']} ({item['satisfaction']}): {item['summary'][:300]}" for item in earlier
-        )
+        self, run: DebateRun, reviewer: Agent, leader: Candidate, round_no: int, earlier: list[ReviewItem]
+    ) -> ReviewItem:
+        this_round = "\n".join(f"{item.reviewer} ({item.satisfaction}): {item.summary[:300]}" for item in earlier)
         history = "\n".join(part for part in (review_history(run, round_no), this_round) if part)
         prompt = reviewer.prompt(
             "review",
@@ -100,33 +97,33 @@ class ReviewPhase(Phase):
         turn = await run.ask(reviewer, prompt, phase=self.name, round_no=round_no, kind="review", needs_reasoning=True)
         review = parse_review(prompt.full_reply(turn.content))
         satisfaction = review.satisfaction if review.satisfaction is not None else _NEUTRAL
-        item: dict[str, Any] = {
-            "round": round_no,
-            "reviewer": reviewer.id,
-            "role": reviewer.role.name,
-            "target": leader.agent_id,
-            "satisfaction": satisfaction,
-            "scored": review.satisfaction is not None,
-            "concerns": review.concerns,
-            "summary": review.summary or turn.content.strip()[:500],
-        }
-        await run.record(
-            turn.model_copy(update={"confidence": satisfaction / 100, "metadata": {**turn.metadata, "review": item}})
+        item = ReviewItem(
+            round=round_no,
+            reviewer=reviewer.id,
+            role=reviewer.role.name,
+            target=leader.agent_id,
+            satisfaction=satisfaction,
+            scored=review.satisfaction is not None,
+            concerns=review.concerns,
+            summary=review.summary or turn.content.strip()[:500],
         )
-        run.reviews.append(item)
+        await run.record(
+            turn.model_copy(
+                update={"confidence": satisfaction / 100, "metadata": {**turn.metadata, "review": item.model_dump()}}
+            )
+        )
+        run.state.reviews.append(item)
         if reviewer.role.name == "contrarian" and satisfaction < run.config.review.satisfaction_target:
-            run.dissents.append(
-                {"role": "contrarian", "agent": reviewer.id, "phase": self.name, "text": item["summary"][:500]}
+            run.state.dissents.append(
+                Dissent(role="contrarian", agent=reviewer.id, phase=self.name, text=item.summary[:500])
             )
         if reviewer.role.name == "security":
             for concern in review.concerns:
-                run.risks.append(
-                    {"source": reviewer.id, "severity": "medium", "description": concern, "status": "open"}
-                )
+                run.state.add_risk(reviewer.id, concern)
         return item
 
     async def _address(
-        self, run: DebateRun, author: Agent, leader: Candidate, unhappy: list[dict[str, Any]], round_no: int
+        self, run: DebateRun, author: Agent, leader: Candidate, unhappy: list[ReviewItem], round_no: int
     ) -> Candidate:
         prompt = author.prompt(
             "address_review",
@@ -138,4 +135,4 @@ class ReviewPhase(Phase):
             **run.context(author.id),
         )
         turn = await run.ask(author, prompt, phase=self.name, round_no=round_no, kind="address_review", want_code=True)
-        return await run.ws.evaluate(run, author, turn)
+        return await run.ws.evaluate(author, turn)

@@ -19,7 +19,7 @@ __all__ = ["SelfEvolvementPhase"]
 class SelfEvolvementPhase(Phase):
     name = "self_evolvement"
 
-    async def run(self, run: DebateRun, round_no: int) -> str:
+    async def execute(self, run: DebateRun, round_no: int) -> str:
         await ensure_plan(run)
         refinements = await gather_all(*(self._evolve(run, agent) for agent in run.authors()))
         passing = sum(1 for c in run.ws.candidates.values() if c.all_visible_pass())
@@ -37,6 +37,6 @@ class SelfEvolvementPhase(Phase):
                 "refine", run.task, len(run.authors()), code=current.code or "", report=report, **run.context(agent.id)
             )
             turn = await run.ask(agent, prompt, phase=self.name, round_no=0, kind=f"refine-{iteration}", want_code=True)
-            run.ws.adopt(await run.ws.evaluate(run, agent, turn))
+            run.ws.adopt(await run.ws.evaluate(agent, turn))
             refinements += 1
         return refinements

@@ -1,0 +1,51 @@
+"""``DebateDeps``: the services one session's phases use, all typed, none looked up by name.
+
+The engine builds them per session (:meth:`DebateEngine._build_run`); a phase
+test can build them by hand around a scripted model and a dummy sandbox.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from debatecode.llm.budget import TokenBudget
+    from debatecode.llm.client import LLMClient
+    from debatecode.memory.store import EpisodicMemory
+    from debatecode.memory.wisdom import WisdomStore
+    from debatecode.protocol.allowance import TokenAllowance
+    from debatecode.protocol.events import EventBus
+    from debatecode.protocol.human import HumanInterface
+    from debatecode.protocol.journal import Journal
+    from debatecode.protocol.ordering import AgentOrdering
+    from debatecode.protocol.reflexion import ReflexionLoop
+    from debatecode.protocol.satisfaction import SatisfactionTracker
+    from debatecode.protocol.workspace import CodeWorkspace
+    from debatecode.topology.base import Topology
+
+__all__ = ["DebateDeps"]
+
+
+@dataclass
+class DebateDeps:
+    """What a session's phases call: the model, the bus, the journal, the code workspace and the protocol services."""
+
+    llm: LLMClient
+    bus: EventBus
+    journal: Journal
+    workspace: CodeWorkspace
+    budget: TokenBudget
+    """This session's token budget (the client may serve other sessions at the same time)."""
+    topology: Topology | None = None
+    """Who hears whom among the competitors."""
+    ordering: AgentOrdering | None = None
+    """The speaking order of reviewers, per round."""
+    satisfaction: SatisfactionTracker | None = None
+    allowance: TokenAllowance | None = None
+    """Per-agent, per-round token allowance (``llm.round_token_budget``)."""
+    memory: EpisodicMemory | None = None
+    wisdom: WisdomStore | None = None
+    reflexion: ReflexionLoop | None = None
+    human: HumanInterface | None = None
+    """The person overseeing the debate, when running interactively."""

@@ -1,0 +1,49 @@
+"""SIGTERM stops a command like Ctrl-C: inside ``asyncio.run`` the main coroutine is cancelled and unwinds."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+
+import pytest
+
+from debatecode.cli.common import _terminate_as_interrupt
+
+pytestmark = pytest.mark.usefixtures("ctrl_c_raises")
+
+
+def test_sigterm_inside_asyncio_run_cancels_main_which_cleans_up_then_interrupts(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[str] = []
+
+    async def main() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        finally:
+            await asyncio.sleep(0)  # the clean-up may still await (close sandboxes, settle the session)
+            seen.append("cleaned up")
+
+    with _terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        asyncio.run(main())
+    assert seen == ["cancelled", "cleaned up"]
+    assert "never retrieved" not in caplog.text
+
+
+def test_sigterm_outside_an_event_loop_raises_keyboard_interrupt() -> None:
+    with _terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler runs first, as soon as the signal arrives
+
+
+def test_the_previous_sigterm_handler_comes_back() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with _terminate_as_interrupt():
+        assert signal.getsignal(signal.SIGTERM) is not before
+    assert signal.getsignal(signal.SIGTERM) is before
