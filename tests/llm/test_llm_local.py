@@ -92,3 +92,28 @@ async def test_prompt_beyond_the_context_window_is_a_request_error() -> None:
     with pytest.raises(ModelRequestError, match="exceed context window"):
         await client.complete("local/gemma-3-270m", [{"role": "user", "content": "x " * 5000}], max_tokens=8)
     assert client.usage.calls == 0
+
+
+def test_each_embedded_model_has_its_own_prompt_style() -> None:
+    from debatecode.llm.client import resolve_model
+
+    assert resolve_model("local/qwen2.5-coder-0.5b").prompt_style_default == "chat"
+    assert resolve_model("local/gemma-3-270m").prompt_style_default == "completion"
+
+
+@pytest.mark.local_model
+@requires_llama
+async def test_the_instruct_model_answers_chat_messages_through_its_template() -> None:
+    async with LLMClient() as client:
+        completion = await client.complete(
+            "local/qwen2.5-coder-0.5b",
+            [
+                {"role": "system", "content": "You are an expert Python programmer."},
+                {"role": "user", "content": "Write `def add(a, b)` returning a + b, in one ```python block."},
+            ],
+            max_tokens=80,
+            temperature=0.0,
+        )
+    code = extract_code(completion.text, entry_point="add")
+    assert code is not None and "return a + b" in code.replace("(a + b)", "a + b")
+    assert not completion.usage_estimated and completion.prompt_tokens > 20 and completion.completion_tokens > 5

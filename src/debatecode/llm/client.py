@@ -114,7 +114,7 @@ def resolve_model(model: str) -> ResolvedModel:
         problem = spec.refusal(name)
         if problem:
             raise UnknownModelError(model, known_prefixes(), problem)
-        return ResolvedModel(kind=spec.name, provider=spec.reported, name=name, prompt_style_default=spec.prompt_style)
+        return ResolvedModel(kind=spec.name, provider=spec.reported, name=name, prompt_style_default=spec.style(name))
     litellm = _import_litellm()
     try:
         name, litellm_provider, _key, _base = litellm.get_llm_provider(model)
@@ -276,7 +276,11 @@ def _check_local(name: str) -> str | None:
     return f"no embedded model of that name; known: {known}"
 
 
-@register_provider("local", prefix="local/", prompt_style="completion", check=_check_local)
+def _local_style(name: str) -> PromptStyle:
+    return LOCAL_MODELS[name].prompt_style
+
+
+@register_provider("local", prefix="local/", prompt_style="completion", check=_check_local, style_of=_local_style)
 class LocalTransport(LiteLLMTransport):
     """Provider ``local``: the embedded llama.cpp models, in-process, through litellm's custom-provider hook.
 

