@@ -48,7 +48,7 @@ demo: image
 	status=$$?; \
 	if [ $$status -gt 1 ]; then exit $$status; fi; \
 	echo; \
-	echo "The small embedded model is often wrong: exit status $$status (0 = all tests pass, 1 = some fail) is a result, not an error."; \
+	echo "Exit status $$status (0 = the final code passes every test, 1 = some fail: a result, not an error)."; \
 	echo "Next: .venv/bin/debatecode sessions list   ·   cat $(DEMO_OUT)/report.md   ·   git -C $(DEMO_OUT) branch --list 'debate/*'"
 
 test: image

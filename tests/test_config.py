@@ -12,7 +12,7 @@ from debatecode.errors import ConfigError
 
 def test_defaults_use_the_embedded_model_and_sqlite(isolated_cwd: Path) -> None:
     config = load_config()
-    assert config.model == "local/gemma-3-270m"
+    assert config.model == "local/qwen2.5-coder-0.5b"
     assert config.agents == 3
     assert config.store_url == "sqlite:///.debatecode/debatecode.db"
 

@@ -81,7 +81,7 @@ class DebateConfig(BaseSettings):
 
     strategy: Literal["debate", "reflexion"] = "debate"
     """``debate``: the full multi-agent protocol. ``reflexion``: one agent per author, no debate: draft, then reflect and retry (``[reflexion]``)."""
-    model: str = "local/gemma-3-270m"
+    model: str = "local/qwen2.5-coder-0.5b"
     """Model for every agent: any litellm model string, ``local/<name>``, ``scripted/<name>`` or ``scripted:<file.yaml>``."""
     models: dict[LLMRoleName, str] = Field(default_factory=dict)
     """Per-role models, e.g. ``{red = "openai/gpt-4o-mini"}``; roles not listed use ``model``, and an unknown role is a config error."""

@@ -29,7 +29,9 @@ def test_audit_trail_then_replay_reproduces_the_session(tmp_path: Path) -> None:
     assert audited.returncode == 0, audited.stderr
     trail = json.loads(audited.stdout)
     assert trail["session"]["id"] == session_id and trail["task"]["text"].startswith("---")
-    assert len(trail["turns"]) == 36
+    # 36 model and tool turns, plus the two early-stop probe runs (agent-2's b == 0 hack makes them disagree).
+    assert len(trail["turns"]) == 38
+    assert [t["metadata"]["agree"] for t in trail["turns"] if t["phase"] == "early_stop"] == [False, False]
     first = trail["turns"][0]
     for field in ("prompt", "model", "content", "tool_calls", "test_results", "metadata", "prompt_tokens"):
         assert field in first

@@ -46,7 +46,7 @@ def test_scripted_solve_on_local_sandbox_then_inspect(tmp_path: Path) -> None:
         (session_id,) = conn.execute("select id from debate_sessions").fetchone()
     show = run_cli("sessions", "show", session_id[:6], cwd=tmp_path)
     assert show.returncode == 0
-    assert "36 turns" in show.stdout and "code versions" in show.stdout
+    assert "38 turns" in show.stdout and "code versions" in show.stdout
     log = subprocess.run(
         ["git", "-C", str(tmp_path / "out"), "log", "--oneline", f"debate/{session_id}"],
         capture_output=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import litellm
 import pytest
 from llm_fakes import FakeTransport
 
@@ -52,8 +53,10 @@ async def test_missing_token_counts_are_estimated_and_flagged(fast_settings: LLM
     transport = FakeTransport(text="y" * 20, prompt_tokens=None, completion_tokens=None)
     reply = await LLMClient(fast_settings, transport=transport).complete("openai/gpt-4o-mini", PROMPT)
     assert reply.usage_estimated is True
-    assert reply.prompt_tokens == 4  # 15 characters -> 4 tokens
-    assert reply.completion_tokens == 5
+    # Counted by litellm's tokenizer for an API model (llm/tokens.py), not by characters.
+    assert reply.prompt_tokens == litellm.token_counter(model="gpt-4o-mini", messages=PROMPT)
+    assert reply.completion_tokens == litellm.token_counter(model="gpt-4o-mini", text="y" * 20)
+    assert reply.prompt_tokens != 4, "chars/4 would give 4"
 
 
 async def test_request_is_filled_from_settings_and_arguments() -> None:

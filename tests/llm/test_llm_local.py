@@ -6,10 +6,13 @@ import importlib.util
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from debatecode.errors import ModelError, ModelRequestError
+from debatecode.errors import ModelError
 from debatecode.llm import COMPLETION_STOP, LLMClient, extract_code, local
 
 HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
@@ -87,11 +90,15 @@ def test_embedded_model_exits_cleanly_and_quietly() -> None:
 
 @pytest.mark.local_model
 @requires_llama
-async def test_prompt_beyond_the_context_window_is_a_request_error() -> None:
+async def test_prompt_beyond_the_context_window_is_cut_to_fit_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 512-token window stands in for the model's 4096 so the real model evaluates a short prompt.
+    monkeypatch.setattr("debatecode.llm.client.context_window", lambda model: 512)
+    monkeypatch.setattr("debatecode.llm.tokens.context_window", lambda model: 512)
     client = LLMClient()
-    with pytest.raises(ModelRequestError, match="exceed context window"):
-        await client.complete("local/gemma-3-270m", [{"role": "user", "content": "x " * 5000}], max_tokens=8)
-    assert client.usage.calls == 0
+    reply = await client.complete("local/gemma-3-270m", [{"role": "user", "content": "x\n" * 2000}], max_tokens=8)
+    assert reply.dropped and "512-token window" in reply.dropped[0] and "dropped" in reply.dropped[0]
+    assert reply.prompt_tokens + 8 <= 512, "llama.cpp's own count of what it was sent"
+    assert client.usage.calls == 1
 
 
 def test_each_embedded_model_has_its_own_prompt_style() -> None:
@@ -117,3 +124,94 @@ async def test_the_instruct_model_answers_chat_messages_through_its_template() -
     code = extract_code(completion.text, entry_point="add")
     assert code is not None and "return a + b" in code.replace("(a + b)", "a + b")
     assert not completion.usage_estimated and completion.prompt_tokens > 20 and completion.completion_tokens > 5
+
+
+# --- prompt-cache reuse that cannot change results ------------------------------------------------
+
+
+def test_the_reused_prefix_is_the_common_prefix_in_whole_batches() -> None:
+    cached = list(range(200))
+    assert local._reusable_prefix(cached, [*range(150), -1, -2], n_batch=64) == 128
+    assert local._reusable_prefix(cached, [*range(63), -1], n_batch=64) == 0
+    assert local._reusable_prefix(cached[:100], list(range(300)), n_batch=64) == 64, "only what is cached"
+    assert local._reusable_prefix([], list(range(300)), n_batch=64) == 0
+
+
+def test_the_last_prompt_token_is_always_evaluated() -> None:
+    # Sampling starts from the logits of the last prompt token, so even a fully cached prompt keeps one to evaluate.
+    assert local._reusable_prefix(list(range(128)), list(range(128)), n_batch=64) == 64
+    assert local._reusable_prefix(list(range(200)), list(range(129)), n_batch=64) == 128
+    assert local._reusable_prefix(list(range(10)), [], n_batch=64) == 0
+
+
+def test_the_embedded_models_evaluate_prompts_in_small_batches_on_the_threads_they_name() -> None:
+    for spec in local.LOCAL_MODELS.values():
+        settings = local._llama_settings(spec)
+        assert settings["n_batch"] == settings["n_ubatch"] == spec.n_batch == 64
+        assert settings["n_threads"] == settings["n_threads_batch"] >= 1
+    assert local.LOCAL_MODELS["qwen2.5-coder-0.5b"].n_ctx == 8192
+
+
+TASK_TEXT = (Path(__file__).resolve().parents[2] / "examples" / "tasks" / "merge_intervals.md").read_text()
+SYSTEM = {"role": "system", "content": "You are an expert Python programmer in a team that debates its way to code."}
+WRITE = [SYSTEM, {"role": "user", "content": f"{TASK_TEXT}\n\nWrite `merge_intervals` in one ```python block."}]
+EDGE_CASES = [SYSTEM, {"role": "user", "content": f"{TASK_TEXT}\n\nList the edge cases this function must handle."}]
+UNRELATED = [{"role": "user", "content": "Name three prime numbers."}]
+
+
+@pytest.fixture
+def fresh_models(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    """An empty model registry for one test: the next call loads a fresh model, closed at the end."""
+    loaded: dict[str, Any] = {}
+    monkeypatch.setattr(local, "_loaded", loaded)
+    yield loaded
+    for model in loaded.values():
+        model.llama.close()
+
+
+def _prompt_tokens_evaluated(name: str, messages: list[dict[str, str]], **sampling: Any) -> tuple[str, int, int]:
+    import llama_cpp
+
+    def evaluated() -> int:
+        model = local._loaded.get(name)
+        return int(llama_cpp.llama_perf_context(model.llama.ctx).n_p_eval) if model else 0
+
+    before = evaluated()
+    generation = local.generate_local(name, messages, **sampling)
+    return generation.text, generation.prompt_tokens, evaluated() - before
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+@requires_llama
+def test_a_sampled_reply_does_not_depend_on_what_ran_before(fresh_models: dict[str, Any]) -> None:
+    name = "qwen2.5-coder-0.5b"
+    sampling: dict[str, Any] = {"max_tokens": 48, "temperature": 0.7, "seed": 7}
+    first, prompt_tokens, _ = _prompt_tokens_evaluated(name, WRITE, **sampling)
+    local.generate_local(name, UNRELATED, max_tokens=8)
+    after_unrelated, _, _ = _prompt_tokens_evaluated(name, WRITE, **sampling)
+    local.generate_local(name, EDGE_CASES, max_tokens=48, temperature=0.7, seed=1)
+    after_shared_prefix, _, evaluated = _prompt_tokens_evaluated(name, WRITE, **sampling)
+    again, _, evaluated_again = _prompt_tokens_evaluated(name, WRITE, **sampling)
+    assert evaluated < prompt_tokens and evaluated_again < prompt_tokens, "the shared prefix came from the cache"
+    assert first.strip()
+    assert after_unrelated == first
+    assert after_shared_prefix == first
+    assert again == first
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+@requires_llama
+def test_a_prompt_sharing_a_prefix_with_the_last_one_evaluates_only_the_rest(fresh_models: dict[str, Any]) -> None:
+    name = "qwen2.5-coder-0.5b"
+    _, write_tokens, evaluated = _prompt_tokens_evaluated(name, WRITE, max_tokens=4)
+    assert evaluated == write_tokens, "a fresh model evaluates the whole prompt"
+    llama = fresh_models[name].llama
+    write = llama.input_ids[:write_tokens].tolist()
+    _, edge_tokens, evaluated = _prompt_tokens_evaluated(name, EDGE_CASES, max_tokens=4)
+    shared = local._reusable_prefix(write, llama.input_ids[:edge_tokens].tolist(), n_batch=64)
+    assert shared >= 512, "the task text is shared, in whole batches"
+    assert evaluated == edge_tokens - shared
+    _, unrelated_tokens, evaluated = _prompt_tokens_evaluated(name, UNRELATED, max_tokens=4)
+    assert evaluated == unrelated_tokens

@@ -60,7 +60,14 @@ class Harness:
         self.stores: list[SessionStore] = []
 
     def config(self, model: str, *, skeleton: bool = False, **overrides: Any) -> DebateConfig:
-        values: dict[str, Any] = {"model": model, "out": self.tmp_path / "out", "store_url": self.store_url}
+        # The debate's own mechanics are under test here, so the early stop (which skips the debate when
+        # candidates already pass and agree) is off unless a test turns it on; tests/protocol/test_early_stop.py covers it.
+        values: dict[str, Any] = {
+            "model": model,
+            "out": self.tmp_path / "out",
+            "store_url": self.store_url,
+            "convergence.early_stop": False,
+        }
         if skeleton:
             values.update(SKELETON)
         values.update({k.replace("__", "."): v for k, v in overrides.items()})

@@ -23,9 +23,11 @@ from debatecode.llm.parsing import COMPLETION_STOP
 from debatecode.llm.types import Message, PromptStyle
 from debatecode.task import Task
 
-__all__ = ["KINDS", "Prompt", "PromptStyle", "render_prompt", "template_variants"]
+__all__ = ["KINDS", "CodeReply", "Prompt", "PromptStyle", "render_prompt", "template_variants"]
 
 Output = Literal["code", "text", "calls", "tests", "choice"]
+CodeReply = Literal["code-only", "explain-first"]
+"""How a chat prompt asks for code: the block alone, or a short explanation first (``llm.code_reply``)."""
 
 _TEXT_STOP = ["\n\n\n", "\ndef ", "\nclass ", "\n```"]
 
@@ -137,6 +139,7 @@ _DEFAULTS: dict[str, Any] = {
     "known": [],
     "alternatives": [],
     "reflections": [],
+    "code_reply": "code-only",
     "attempt": 1,
     "limit": 3,
     "lessons": [],

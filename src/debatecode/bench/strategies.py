@@ -9,7 +9,8 @@ strategy's tokens per problem equally.
   the candidate passing the most visible tests wins, ties go to the most
   frequent code (majority, no model asked). The "Debate or Vote" baseline.
 - ``reflexion``: one agent, then the Reflexion loop on its visible tests.
-- ``debate``: the full protocol, with the base config's phases.
+- ``debate``: the full protocol, with the base config's phases (and its early stop:
+  the debate is skipped when the drafts already pass and agree on probe inputs).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ def strategy_config(
     data["memory"] = {**data["memory"], "wisdom": wisdom}
     if budget is not None:
         data["token_budget"] = budget
+    if strategy != "debate":
+        # The early stop is part of the debate protocol; the baselines stay what their names say.
+        data["convergence"] = {**data["convergence"], "early_stop": False}
     if strategy == "single":
         data.update(
             agents=1, strategy="debate", phases=_NO_DEBATE_PHASES, participants={**data["participants"], **_NO_VOICES}

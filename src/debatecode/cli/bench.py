@@ -33,8 +33,24 @@ def humaneval(
         None, "--models", help="Per-role models for heterogeneous debate: role=model,..."
     ),
     seed: int | None = typer.Option(None, "--seed", help="Sampling seed offset."),
-    budget: int | None = typer.Option(None, "--budget", help="Token budget per problem and strategy (equal budgets)."),
+    budget: int | None = typer.Option(
+        None, "--budget", help="Token cap per problem and strategy (a cap, not a spend: see --match-spend)."
+    ),
     samples: int = typer.Option(5, "--samples", min=1, help="N for the vote strategy."),
+    vote_n: str | None = typer.Option(
+        None, "--vote-n", help="More vote sizes to report, e.g. 3,5,9: vote@N on the first N of the same samples."
+    ),
+    match_spend: str | None = typer.Option(
+        None,
+        "--match-spend",
+        help="Match vote's N and reflexion's attempts to this strategy's mean tokens spent (±10%), e.g. debate.",
+    ),
+    max_vote_n: int = typer.Option(
+        64, "--max-vote-n", min=1, help="Most vote samples per problem spend matching may draw."
+    ),
+    max_attempts: int = typer.Option(
+        10, "--max-reflexion-attempts", min=1, help="Highest reflexion attempt cap spend matching may run."
+    ),
     agents: int = typer.Option(3, "--agents", min=1, help="Authors in the debate strategy."),
     out: Path = typer.Option(
         Path("bench-out/humaneval"), "--out", "-o", help="Results folder (a re-run continues it)."
@@ -86,6 +102,9 @@ def humaneval(
         unknown = [s for s in wanted if s not in STRATEGIES]
         if unknown:
             raise fail(f"unknown strategy {', '.join(unknown)}; known: {', '.join(STRATEGIES)}", 2)
+        if match_spend is not None and match_spend not in wanted:
+            raise fail(f"--match-spend {match_spend} needs {match_spend} among --strategy ({', '.join(wanted)})", 2)
+        sizes = _vote_sizes(vote_n)
         setup = HumanEvalRun(
             strategies=wanted,
             base=base,
@@ -95,12 +114,29 @@ def humaneval(
             budget=budget,
             wisdom=wisdom,
             sandbox=sandbox,
+            vote_n=sizes,
+            match_spend=match_spend,
+            max_vote_n=max_vote_n,
+            max_attempts=max_attempts,
             command="debatecode bench humaneval "
             + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "humaneval"] else sys.argv[1:]),
         )
         report = run_humaneval(chosen, setup, console)
     console.print(report.read_text().split("\n\n![")[0])
     console.print(f"report: {report}\nplot: {plot_location(report.parent / 'plot.png')}", markup=False)
+
+
+def _vote_sizes(text: str | None) -> tuple[int, ...]:
+    """``--vote-n 3,5,9`` as sizes; exits with status 2 on anything but positive integers."""
+    if not text:
+        return ()
+    try:
+        sizes = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise fail(f"--vote-n takes comma-separated sample counts such as 3,5,9, not {text!r}", 2) from None
+    if any(n < 1 for n in sizes):
+        raise fail(f"--vote-n sizes must be at least 1, got {text!r}", 2)
+    return sizes
 
 
 async def _score(path: Path, problems: list[dict[str, Any]], base: DebateConfig, sandbox: str | None) -> None:

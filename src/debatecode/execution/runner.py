@@ -26,7 +26,13 @@ _MAX_JOB_S = 300.0
 
 
 def job_limits(task: Task, settings: SandboxSettings) -> tuple[Limits, float]:
-    """Limits of a test job and the per-test time limit."""
+    """Limits of a test job and the per-test time limit.
+
+    The job's limit allows every test its full per-test limit. Inside the job,
+    the checker cuts the limit of every test after the first timeout to at most
+    1 s, shared (``TimeLimits`` in ``sandbox/_guest/checker.py``), so a
+    candidate that loops forever ends within about twice the per-test limit.
+    """
     per_test = task.time_limit_s or settings.timeout_s
     n_tests = max(1, len(task.test_names))
     limits = Limits.from_settings(

@@ -23,6 +23,7 @@ overflows (``ModelRequestError``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -52,6 +53,7 @@ from debatecode.llm.local import LOCAL_MODELS
 from debatecode.llm.providers import KNOWN_PREFIXES, known_prefixes, match_provider, provider, register_provider
 from debatecode.llm.scripted import load_script_or_raise, registered_or_raise
 from debatecode.llm.settings import LLMSettings
+from debatecode.llm.tokens import context_window, count_tokens, fit_messages
 from debatecode.llm.transport import (
     Completion,
     CompletionRequest,
@@ -385,22 +387,30 @@ class LLMClient:
         (``agent``, ``phase``, ``round``, ``kind``, ``role``); scripted models match
         replies on them and they are kept on the ``Completion``.
 
+        When the model's context window is known (``llm.tokens.context_window``), a prompt that would
+        not leave room for ``max_tokens`` is first cut down by ``llm.tokens.fit_messages``: the cut is
+        logged as a warning and listed in ``Completion.dropped``. Token counts the transport does not
+        report are counted by ``llm.tokens.count_tokens``.
+
         Raises:
             UnknownModelError: the model string names no model.
             BudgetExceeded: the budget was already spent before this call.
             ModelRequestsDisabled: a network model while requests are disabled (pytest).
             ModelUnreachable: connection errors or timeouts persisted through every retry.
             ModelAuthError: the provider rejected the credentials (never retried).
-            ModelRequestError: the provider rejected the request (never retried).
+            ModelRequestError: the provider rejected the request (never retried), or the prompt cannot be
+                cut to fit the model's context window.
             ScriptExhausted: a scripted model has no reply for these tags.
             ModelError: rate limits or server errors persisted through every retry, or any other failure.
         """
         resolved = self.resolve(model)
+        reply_tokens = self._reserve(max_tokens if max_tokens is not None else self.settings.max_tokens, budget)
+        messages, dropped = await self._fit(model, messages, reply_tokens)
         request = CompletionRequest(
             model=model,
             resolved=resolved,
             messages=messages,
-            max_tokens=self._reserve(max_tokens if max_tokens is not None else self.settings.max_tokens, budget),
+            max_tokens=reply_tokens,
             temperature=temperature if temperature is not None else self.settings.temperature,
             seed=seed,
             stop=stop,
@@ -410,10 +420,22 @@ class LLMClient:
         )
         started = time.perf_counter()
         raw = await self._send_with_retries(request)
-        completion = self._record(request, raw, time.perf_counter() - started)
+        completion = self._record(request, raw, time.perf_counter() - started, dropped)
         if budget is not None:
             budget.charge(completion)
         return completion
+
+    async def _fit(
+        self, model: str, messages: list[Message], reply_tokens: int
+    ) -> tuple[list[Message], tuple[str, ...]]:
+        """The messages cut to fit the model's context window (when it has a known one), and what was dropped."""
+        if context_window(model) is None:
+            return messages, ()
+        # Counting a local prompt waits for the model's lock (a generation may hold it): not on the event loop.
+        fitted = await asyncio.to_thread(fit_messages, model, messages, reply_tokens)
+        for note in fitted.dropped:
+            logger.warning("%s", note)
+        return fitted.messages, tuple(fitted.dropped)
 
     def _reserve(self, max_tokens: int, budget: TokenBudget | None) -> int:
         if budget is not None:
@@ -453,14 +475,16 @@ class LLMClient:
         except Exception as exc:
             _raise_translated(exc, request.model)
 
-    def _record(self, request: CompletionRequest, raw: RawCompletion, latency_s: float) -> Completion:
+    def _record(
+        self, request: CompletionRequest, raw: RawCompletion, latency_s: float, dropped: tuple[str, ...] = ()
+    ) -> Completion:
         estimated = raw.prompt_tokens is None or raw.completion_tokens is None
         prompt_tokens = raw.prompt_tokens
         if prompt_tokens is None:
-            prompt_tokens = estimate_tokens("".join(m["content"] for m in request.messages))
+            prompt_tokens = count_tokens(request.model, request.messages)
         completion_tokens = raw.completion_tokens
         if completion_tokens is None:
-            completion_tokens = estimate_tokens(raw.text)
+            completion_tokens = count_tokens(request.model, raw.text)
         cost = raw.cost_usd
         if cost is None:
             cost = (
@@ -479,6 +503,7 @@ class LLMClient:
             usage_estimated=estimated,
             finish_reason=raw.finish_reason or "stop",
             tags=request.tags,
+            dropped=dropped,
         )
         with self._lock:
             self.usage.add(completion)

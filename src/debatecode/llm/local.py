@@ -27,7 +27,7 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,8 @@ __all__ = [
     "LocalGeneration",
     "LocalModelSpec",
     "agenerate_local",
+    "count_local_text_tokens",
+    "count_local_tokens",
     "generate_local",
     "messages_to_prompt",
     "register_provider",
@@ -66,6 +68,14 @@ class LocalModelSpec:
     chunks: ChunkedWeights | None = None
     """Or: the chunk packages whose parts, concatenated, are the GGUF file."""
     n_ctx: int = 4096
+    n_batch: int = 64
+    """Prompt tokens llama.cpp evaluates per step. Also the unit of prompt-cache reuse: a call keeps
+    the cached prefix it shares with the previous call rounded down to whole batches (``_batch_aligned_llama``)."""
+    n_threads: int | None = None
+    """Threads for prompt evaluation and generation; ``None`` for all CPU cores but one (at least one).
+    llama.cpp's threads spin at every barrier, so with one per core, any other busy process (the
+    sandbox running another agent's tests) stalls them all: 2 threads on 2 cores with one core busy ran
+    several times slower than 1 thread (benchmarks/results/local-inference/)."""
     prompt_style: PromptStyle = "completion"
     """``completion`` for a base model (raw text in, continuation out); ``chat`` for an instruction-tuned
     model, whose messages go through the chat template stored in its GGUF file."""
@@ -150,20 +160,89 @@ def _load(name: str) -> _LoadedModel:
         if spec is None:
             raise ModelError(f"no embedded model local/{name}; known: {', '.join(LOCAL_MODELS)}", model=f"local/{name}")
         try:
-            from llama_cpp import Llama
+            importlib.import_module("llama_cpp")  # not cached, unlike the class below: a removed install is seen
+            llama_class = _batch_aligned_llama()
         except ImportError as exc:
             raise ModelError(f"llama-cpp-python is not installed. {_INSTALL_HINT}", model=f"local/{name}") from exc
         path = _weights_path(spec)
         _route_llama_logs()
         logger.warning("Loading the embedded model %s from %s…", name, path)
         try:
-            llama = Llama(model_path=str(path), n_ctx=spec.n_ctx, n_threads=os.cpu_count() or 1, verbose=False, seed=0)
+            llama = llama_class(**_llama_settings(spec), model_path=str(path), verbose=False, seed=0)
         except (OSError, ValueError, RuntimeError) as exc:
             raise ModelError(f"could not load local/{name} from {path}: {exc}", model=f"local/{name}") from exc
         if not _loaded:
             atexit.register(_close_all)
         _loaded[name] = _LoadedModel(llama)
         return _loaded[name]
+
+
+def _llama_settings(spec: LocalModelSpec) -> dict[str, Any]:
+    """The ``Llama`` arguments that fix how ``spec`` evaluates, shared with benchmarks/bench_local_inference.py."""
+    threads = spec.n_threads or max(1, (os.cpu_count() or 1) - 1)
+    # n_ubatch = n_batch: llama.cpp would otherwise split a batch into smaller physical ones.
+    return {
+        "n_ctx": spec.n_ctx,
+        "n_batch": spec.n_batch,
+        "n_ubatch": spec.n_batch,
+        "n_threads": threads,
+        "n_threads_batch": threads,
+    }
+
+
+def _reusable_prefix(cached: Sequence[int], prompt: Sequence[int], n_batch: int) -> int:
+    """How many leading ``prompt`` tokens may keep the KV entries computed for ``cached``.
+
+    Their common prefix, rounded down to whole batches of ``n_batch``, and short of the whole
+    prompt: at least its last token is evaluated, since sampling starts from its logits.
+    """
+    limit = min(len(cached), len(prompt) - 1)
+    common = 0
+    while common < limit and cached[common] == prompt[common]:
+        common += 1
+    return common - common % n_batch
+
+
+@functools.cache
+def _batch_aligned_llama() -> type[Any]:
+    """``llama_cpp.Llama`` with prompt-cache reuse that cannot change results (defined on first use).
+
+    A plain ``Llama`` keeps the KV cache of whatever prefix the new prompt shares with the previous
+    call and evaluates the rest in ``n_batch`` chunks from there. llama.cpp's results depend on how
+    a prompt is cut into batches (a token evaluated in a batch of 23 gets different floats than in a
+    batch of 46) and on whether a KV entry came from a prompt batch or from one generated token. So
+    with concurrent agents, whose call order varies, the same request could sample different text.
+
+    ``BatchAlignedLlama`` reuses only KV entries that came from whole prompt batches starting at a
+    multiple of ``n_batch`` (``_aligned``), and only up to a multiple of ``n_batch``
+    (``_reusable_prefix``); it drops the rest before ``Llama.generate`` looks for a prefix match.
+    The remaining prompt is then cut into the same batches as in a fresh evaluation, after the same
+    KV entries, whatever ran before: identical results, at the cost of re-evaluating up to
+    ``n_batch - 1`` shared tokens.
+    """
+    from llama_cpp import Llama
+
+    class BatchAlignedLlama(Llama):
+        _aligned = 0
+        """The leading ``input_ids`` whose KV entries came from whole, aligned prompt batches."""
+
+        def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Generator[int, Any, None]:
+            tokens = list(tokens)
+            if kwargs.get("reset", True):
+                kept = min(self.n_tokens, self._aligned)
+                kept = _reusable_prefix(self.input_ids[:kept].tolist(), tokens, self.n_batch)
+                # With n_tokens = 0, generate resets and re-evaluates the whole prompt.
+                if kept == 0 or not self._ctx.kv_cache_seq_rm(-1, kept, -1):
+                    kept = 0
+                self.n_tokens = kept
+                # What this call leaves behind: whole batches of its prompt; a failed batch
+                # stops n_tokens short of them, and the min above accounts for that.
+                self._aligned = len(tokens) - len(tokens) % self.n_batch
+            else:
+                self._aligned = min(self.n_tokens, self._aligned)
+            yield from super().generate(tokens, *args, **kwargs)
+
+    return BatchAlignedLlama
 
 
 _GGML_LOG_ERROR = 4
@@ -348,3 +427,80 @@ def register_provider(litellm: Any) -> None:
             *litellm.custom_provider_map,
             {"provider": PROVIDER, "custom_handler": _handler()},
         ]
+
+
+# --- token counts -------------------------------------------------------------------------------
+
+
+def count_local_tokens(name: str, prompt: str | Sequence[Mapping[str, Any]]) -> int:
+    """The prompt tokens llama.cpp feeds the embedded model ``name`` for ``prompt``: what its usage reports.
+
+    ``prompt`` is taken as ``generate_local`` takes it: raw text is a completion prompt; chat
+    messages go through the GGUF chat template for a ``chat`` model and are joined for a
+    ``completion`` model. Blocking: loads the model on first use and counts under its lock.
+
+    Raises:
+        ModelError: the model cannot be loaded (see ``_load``), or its chat format is not a template.
+    """
+    model = _load(name)
+    if not isinstance(prompt, str) and LOCAL_MODELS[name].prompt_style != "chat":
+        prompt = messages_to_prompt(prompt)
+    with model.lock:
+        if isinstance(prompt, str):
+            return len(_completion_prompt_tokens(model.llama, prompt))
+        return len(_chat_prompt_tokens(name, model.llama, prompt))
+
+
+def count_local_text_tokens(name: str, text: str) -> int:
+    """The tokens of ``text`` alone (no template, no BOS or EOS) for the embedded model ``name``.
+
+    Raises:
+        ModelError: the model cannot be loaded (see ``_load``).
+    """
+    model = _load(name)
+    with model.lock:
+        return len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)) if text else 0
+
+
+def _completion_prompt_tokens(llama: Any, prompt: str) -> list[int]:
+    # As Llama._create_completion builds them for a text prompt without a suffix.
+    bos = llama._model.token_cls()
+    if bos == -1:
+        bos = llama.token_bos()
+    head = [bos] if llama._model.add_bos_token() and bos != -1 else []
+    sep = llama._model.token_sep()
+    tail = [sep if sep != -1 else llama.token_eos()] if llama._model.add_eos_token() or sep != -1 else []
+    body: list[int] = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True) if prompt else []
+    return head + body + tail
+
+
+def _chat_prompt_tokens(name: str, llama: Any, messages: Sequence[Mapping[str, Any]]) -> list[int]:
+    # As create_chat_completion does: its handler's formatter renders the template, then tokenizes.
+    formatted = _chat_formatter(name, llama)(
+        messages=[{"role": str(m.get("role") or "user"), "content": str(m.get("content") or "")} for m in messages]
+    )
+    tokens: list[int] = llama.tokenize(
+        formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
+    )
+    return tokens
+
+
+def _chat_formatter(name: str, llama: Any) -> Any:
+    """The ``ChatFormatter`` inside the handler ``create_chat_completion`` picks for ``llama``."""
+    from llama_cpp import llama_chat_format
+
+    handler: Any = (
+        llama.chat_handler
+        or llama._chat_handlers.get(llama.chat_format)
+        or llama_chat_format.get_chat_completion_handler(llama.chat_format)
+    )
+    # Handlers made by chat_formatter_to_chat_completion_handler keep their formatter in a closure cell.
+    code = getattr(handler, "__code__", None)
+    cells = dict(zip(code.co_freevars if code else (), getattr(handler, "__closure__", None) or (), strict=False))
+    cell = cells.get("chat_formatter")
+    if cell is None:
+        raise ModelError(
+            f"cannot count the tokens of local/{name}: its chat handler {handler!r} has no chat template to render",
+            model=f"local/{name}",
+        )
+    return cell.cell_contents

@@ -33,4 +33,6 @@ class LLMSettings(BaseModel):
     api_base: str | None = None
     """Override the provider's base URL (for example a local vLLM or Ollama server)."""
     prompt_style: Literal["auto", "chat", "completion"] = "auto"
-    """``completion`` prompts end with the function header (for base models); ``chat`` asks for a fenced code block. ``auto`` picks completion for ``local/`` models."""
+    """``completion`` prompts end with the function header (for base models); ``chat`` asks for a fenced code block. ``auto`` takes each model's own style (the embedded Qwen is chat, the embedded Gemma completion; API models chat)."""
+    code_reply: Literal["code-only", "explain-first"] = "code-only"
+    """How a chat model is asked to write code: ``code-only`` (the whole ``solution.py`` in one python block and nothing else) or ``explain-first`` (a short explanation, then the block). code-only is shorter and scored better with the embedded model (benchmarks/results/prompt-ab/)."""

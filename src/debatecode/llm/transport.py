@@ -41,9 +41,12 @@ class Completion(BaseModel):
     latency_s: float
     """Wall time of the whole call, retries and backoff included."""
     usage_estimated: bool
-    """True when the token counts are estimates (characters / 4), e.g. for scripted models."""
+    """True when the transport reported no token counts and they were counted here (``llm.tokens.count_tokens``:
+    characters / 4 for scripted models)."""
     finish_reason: str | None = None
     tags: dict[str, str] = Field(default_factory=dict)
+    dropped: tuple[str, ...] = ()
+    """What was cut from the prompt to fit the model's context window (one note per shortened message)."""
 
     @property
     def total_tokens(self) -> int:

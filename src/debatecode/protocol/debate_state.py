@@ -144,6 +144,8 @@ class DebateState:
     dropped: list[DroppedAgent] = field(default_factory=list)
     outcome: Outcome = field(default_factory=Outcome)
     rounds_done: int = 0
+    agreement_checks: int = 0
+    """Early-stop agreement checks taken so far: numbers their journal keys, so a resume replays each in turn."""
     stop_reason: str = ""
     escalation: str | None = None
     ended_by_human: bool = False

@@ -38,6 +38,7 @@ from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
 from debatecode.protocol.debate_state import DebateState, Outcome
 from debatecode.protocol.deps import DebateDeps
+from debatecode.protocol.early_stop import early_agreement
 from debatecode.protocol.events import (
     CheckpointDecided,
     Escalated,
@@ -73,6 +74,16 @@ if TYPE_CHECKING:
 __all__ = ["DebateEngine", "DebateResult", "new_session_id"]
 
 logger = logging.getLogger(__name__)
+
+_EARLY_STOP_AFTER = frozenset({"self_evolvement", "proposal"})
+"""Phases after which candidates may already pass and agree (``convergence.early_stop``)."""
+_SKIPPED_ON_EARLY_STOP = frozenset({"optimization", "adversarial"})
+"""After-loop phases an early stop skips: the final vote still runs."""
+
+
+def _leader_id(run: DebateRun) -> str | None:
+    leader = run.leader()
+    return leader.agent_id if leader else None
 
 
 class GateRejected(Exception):
@@ -328,12 +339,19 @@ class DebateEngine:
         try:
             if run.deps.wisdom is not None:
                 run.state.lessons = await recall_lessons(run, run.deps.wisdom)
+            early: str | None = None
             for phase in plan.before:
                 await self._phase(run, phase, 0)
-            if plan.loop:
+                if phase.name in _EARLY_STOP_AFTER and (early := await early_agreement(run)) is not None:
+                    break
+            if early is not None:
+                run.state.stop_reason = early
+                self.bus.emit(RoundCompleted(run.session_id, 0, {}, _leader_id(run), early))
+            elif plan.loop:
                 await self._loop(run, plan)
             for phase in plan.after:
-                await self._phase(run, phase, 0)
+                if early is None or phase.name not in _SKIPPED_ON_EARLY_STOP:
+                    await self._phase(run, phase, 0)
             if run.deps.wisdom is not None:
                 await learn_lessons(run, run.deps.wisdom)
         except BudgetExceeded as exc:

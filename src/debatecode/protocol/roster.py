@@ -83,6 +83,7 @@ def build_roster(config: DebateConfig, planning_style: str, style_of: Callable[[
                 prompt_style=style_of(model),
                 temperature=temperature,
                 seed=seed,
+                code_reply=config.llm.code_reply,
             )
         )
     for offset, name in enumerate(_needed_roles(config, planning_style)):
@@ -99,6 +100,7 @@ def build_roster(config: DebateConfig, planning_style: str, style_of: Callable[[
                 prompt_style=style_of(model),
                 temperature=temperature,
                 seed=config.llm.seed + 101 + offset,
+                code_reply=config.llm.code_reply,
             )
         )
     return agents

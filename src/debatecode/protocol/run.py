@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
 from debatecode.config import DebateConfig
+from debatecode.execution.cleaning import clean_solution
 from debatecode.llm.parsing import extract_code
 from debatecode.protocol.allowance import RoundBudgetExceeded
 from debatecode.protocol.debate_state import DebateState, DroppedAgent
@@ -238,8 +239,14 @@ class DebateRun:
             except RoundBudgetExceeded as exc:
                 logger.info("%s went over its round token budget (%s of %s)", agent.id, exc.spent, exc.allowance)
         code = None
+        removed: tuple[str, ...] = ()
         if want_code:
             code = extract_code(completion.text, entry_point=self.task.entry_point, prompt_prefix=prompt.prefix)
+            if code is not None:  # the one place model code enters: solution.py holds no example calls
+                cleaned = clean_solution(code, self.task.entry_point)
+                code, removed = cleaned.code, cleaned.removed
+                if removed:
+                    logger.info("%s %s: removed from its code: %s", agent.id, kind, "; ".join(removed))
             if code is not None and prompt.style == "chat":
                 code = self.task.with_prompt_context(code)
         status: TurnStatus = "no_code" if want_code and code is None else "ok"
@@ -259,6 +266,8 @@ class DebateRun:
                 "seed": agent.seed,
                 "usage_estimated": completion.usage_estimated,
                 "prompt_style": prompt.style,
+                **({"prompt_dropped": list(completion.dropped)} if completion.dropped else {}),
+                **({"cleaned": list(removed)} if removed else {}),
             },
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,

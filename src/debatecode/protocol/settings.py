@@ -118,6 +118,8 @@ class ReviewSettings(_Section):
     """Average satisfaction must rise this much over 3 rounds, or the debate is a stalemate."""
     revise: bool = True
     """The leader's author revises when a reviewer is below target with concerns."""
+    failing_cap: int = Field(default=50, ge=0, le=100)
+    """Highest satisfaction a reviewer may give a candidate that fails a visible test: reviews are grounded in execution, so a higher score is lowered to this (and the reviewer's own score is kept in the record)."""
 
 
 class OptimizationSettings(_Section):
@@ -143,6 +145,10 @@ class ConvergenceSettings(_Section):
     """Share of the vote at which the debate has converged."""
     patience: int = Field(default=2, ge=1)
     """Stop after this many rounds without improvement (in tests passed or satisfaction)."""
+    early_stop: bool = True
+    """Skip the debate (critique, review, optimization, adversarial) when a majority of the authors' candidates pass every visible test and agree on probe inputs derived from the task's examples; the final vote still runs."""
+    agreement_probes: int = Field(default=12, ge=1, le=100)
+    """Probe calls run on each passing candidate to decide whether they agree (the early stop)."""
 
 
 class TopologySettings(_Section):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from debatecode.llm.tokens import count_tokens
 from debatecode.llm.types import estimate_tokens
 
 __all__ = ["CODE_BLOCK", "ContextView", "ContextWindow", "RoundTranscript", "TranscriptEntry", "prose"]
@@ -119,8 +120,10 @@ class ContextWindow:
     With ``summarizer``, the summary is instead ``summarizer(text)`` (also cut
     at ``summary_chars``), where ``text`` is the summarised rounds rendered
     verbatim; its exceptions propagate. With ``token_limit``, older verbatim
-    rounds move into the summary while the verbatim part is estimated above
-    that many tokens (at least one round stays verbatim).
+    rounds move into the summary while the verbatim part is above that many
+    tokens (at least one round stays verbatim): counted by ``model``'s own
+    tokenizer (``llm.tokens.count_tokens``) when a model is given, else
+    estimated as characters / 4.
 
     Raises:
         ValueError: from the constructor, when a limit is below 1.
@@ -136,6 +139,7 @@ class ContextWindow:
         entry_chars: int = 160,
         summary_chars: int = 4000,
         token_limit: int | None = None,
+        model: str | None = None,
     ) -> None:
         if min(sentences, entry_chars, summary_chars, token_limit or 1) < 1:
             raise ValueError("sentences, entry_chars, summary_chars and token_limit must be at least 1")
@@ -145,6 +149,7 @@ class ContextWindow:
         self.entry_chars = entry_chars
         self.summary_chars = summary_chars
         self.token_limit = token_limit
+        self.model = model
         self._rounds: list[RoundTranscript] = []
         for entries in rounds:
             self.add_round(entries)
@@ -193,9 +198,11 @@ class ContextWindow:
             tuple(recent), _clip(summary, self.summary_chars, flatten=False), tuple(r.round_no for r in older)
         )
 
-    @staticmethod
-    def _tokens(rounds: Sequence[RoundTranscript]) -> int:
-        return sum(estimate_tokens(r.render()) for r in rounds)
+    def _tokens(self, rounds: Sequence[RoundTranscript]) -> int:
+        model = self.model
+        if model is None:
+            return sum(estimate_tokens(r.render()) for r in rounds)
+        return count_tokens(model, "\n\n".join(r.render() for r in rounds))
 
     def _per_round(self, rounds: Sequence[RoundTranscript]) -> str:
         lines = ["Early rounds summary:"]

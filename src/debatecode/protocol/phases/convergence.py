@@ -8,6 +8,8 @@ the most tests (visible, then exchanged, then Red's); distinct candidates tied
 at the top go to a vote by the method ``convergence.voting`` names (``auto``:
 unanimous below 3 voters, weighted for 3-5, Borda for 6+). The vote has
 converged when the winner's share reaches ``convergence.vote_threshold``.
+After an early stop the tied candidates already agree on every probe, so
+nobody votes: the first in ranking order wins (method ``agreement``).
 """
 
 from __future__ import annotations
@@ -130,6 +132,14 @@ class ConvergencePhase(Phase):
         if len(distinct) == 1:
             reason = "passes the most tests" if len(top) == 1 else f"{len(top)} agents converged on the same code"
             run.state.outcome = _outcome(top[0], "most_tests", ranking, reason)
+            return top[0]
+        if run.state.stop_reason.startswith("early stop"):
+            # The tied candidates gave identical results on every probe: a vote would only spend tokens.
+            reason = (
+                f"tied on tests at {top[0].passed}/{top[0].report.total}; the candidates agree on every probe"
+                " (early stop), so no vote: the first in ranking order wins"
+            )
+            run.state.outcome = _outcome(top[0], "agreement", ranking, reason)
             return top[0]
         if run.config.convergence.voting == "majority":
             return self._majority(run, top, ranking)

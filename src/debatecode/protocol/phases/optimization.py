@@ -3,7 +3,7 @@
 Each optimizer (``optimization.roles``, in order) proposes a faster or cleaner
 version of the current leader. The change is kept only if every test the
 leader passed still passes; otherwise it is recorded as a rejected
-alternative.
+alternative. A leader that fails a visible test is not optimized at all.
 """
 
 from __future__ import annotations
@@ -26,7 +26,11 @@ class OptimizationPhase(Phase):
     name = "optimization"
 
     async def execute(self, run: DebateRun, round_no: int) -> str:
-        notes = []
+        notes: list[str] = []
+        first = run.leader()
+        if first is not None and not first.all_visible_pass():
+            # Optimizing code that is still wrong spends tokens on the wrong problem; repair is the debate's job.
+            return f"skipped: the leader {first.agent_id} fails a visible test"
         for role in run.config.optimization.roles:
             agent = run.first_with_role(role)
             leader = run.leader()

@@ -1,7 +1,9 @@
 """Review: reviewers score the leading candidate against the task and its test results.
 
 Reviewers speak in order, domain roles first and cross-cutting ones (Security)
-last, each seeing the reviews before it. Each gives a satisfaction score
+last, each seeing the reviews before it and the candidate's test results. A
+candidate that fails a visible test scores at most ``review.failing_cap``,
+whatever the reviewer says. Each gives a satisfaction score
 (0-100), a rationale, blocking concerns and suggestions; a rubber-stamp reply
 ("looks good") is rejected and asked again once. When a reviewer is below the
 target with concerns, the leader's author revises (kept only if no test
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from debatecode.agents.agent import Agent
 from debatecode.errors import ModelError
+from debatecode.llm.tokens import context_window
 from debatecode.protocol.debate_state import Dissent, ReviewItem
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_review
@@ -19,7 +22,7 @@ from debatecode.protocol.run import DebateRun
 from debatecode.protocol.transcript import ContextWindow
 from debatecode.protocol.workspace import Candidate
 
-__all__ = ["ReviewPhase", "review_history"]
+__all__ = ["ReviewPhase", "grounded_satisfaction", "review_history"]
 
 _NEUTRAL = 50
 
@@ -35,10 +38,25 @@ def review_history(run: DebateRun, round_no: int) -> str:
             rounds.setdefault(item.round, []).append((item.reviewer, item.role, text, item.satisfaction))
     if not rounds:
         return ""
+    # Counted for the reviewing model with the smallest window (the history goes to every reviewer),
+    # leaving room for its reply; unknown windows (scripted models) keep the round-based window only.
+    reviewing = [a.model for a in run.agents if a.role.name in run.config.review.reviewers]
+    windows = {m: w for m in reviewing if (w := context_window(m)) is not None}
+    model = min(windows, key=windows.__getitem__, default=None)
     window = ContextWindow(
-        [rounds.get(n, []) for n in range(1, round_no)], target=run.config.review.satisfaction_target
+        [rounds.get(n, []) for n in range(1, round_no)],
+        target=run.config.review.satisfaction_target,
+        model=model,
+        token_limit=max(1, windows[model] - run.config.llm.max_tokens) if model is not None else None,
     )
     return window.build(round_no).render()
+
+
+def grounded_satisfaction(given: int, candidate: Candidate, cap: int) -> int:
+    """A reviewer's score, lowered to ``cap`` when the candidate fails a visible test: execution outranks opinion."""
+    if candidate.code is None or not candidate.all_visible_pass():
+        return min(given, cap)
+    return given
 
 
 class ReviewPhase(Phase):
@@ -96,7 +114,8 @@ class ReviewPhase(Phase):
         )
         turn = await run.ask(reviewer, prompt, phase=self.name, round_no=round_no, kind="review", needs_reasoning=True)
         review = parse_review(prompt.full_reply(turn.content))
-        satisfaction = review.satisfaction if review.satisfaction is not None else _NEUTRAL
+        given = review.satisfaction if review.satisfaction is not None else _NEUTRAL
+        satisfaction = grounded_satisfaction(given, leader, run.config.review.failing_cap)
         item = ReviewItem(
             round=round_no,
             reviewer=reviewer.id,
@@ -107,9 +126,13 @@ class ReviewPhase(Phase):
             concerns=review.concerns,
             summary=review.summary or turn.content.strip()[:500],
         )
+        grounding = {"reviewer_score": given} if satisfaction != given else {}
         await run.record(
             turn.model_copy(
-                update={"confidence": satisfaction / 100, "metadata": {**turn.metadata, "review": item.model_dump()}}
+                update={
+                    "confidence": satisfaction / 100,
+                    "metadata": {**turn.metadata, "review": item.model_dump(), **grounding},
+                }
             )
         )
         run.state.reviews.append(item)

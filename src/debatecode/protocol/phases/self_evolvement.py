@@ -1,14 +1,17 @@
 """Self-evolvement: each author drafts, tests its own code on the visible tests and refines it.
 
 Runs before the debate, so the candidates that enter it have already met the
-sandbox once. Each author refines up to ``self_evolvement.max_iterations``
-times while a visible test fails; a refinement is kept only if it passes at
-least as many tests.
+sandbox once. All authors draft first; when a quorum of the drafts already
+pass every visible test and agree on probe inputs (``early_stop``), nobody
+refines and the debate is skipped. Otherwise each author refines up to
+``self_evolvement.max_iterations`` times while a visible test fails, from the
+actual failures; a refinement is kept only if it passes at least as many tests.
 """
 
 from __future__ import annotations
 
 from debatecode.agents.agent import Agent
+from debatecode.protocol.early_stop import early_agreement
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.phases.proposal import draft_candidate, ensure_plan
 from debatecode.protocol.run import DebateRun, gather_all
@@ -21,12 +24,19 @@ class SelfEvolvementPhase(Phase):
 
     async def execute(self, run: DebateRun, round_no: int) -> str:
         await ensure_plan(run)
-        refinements = await gather_all(*(self._evolve(run, agent) for agent in run.authors()))
+        authors = run.authors()
+        for candidate in await gather_all(*(draft_candidate(run, agent, self.name) for agent in authors)):
+            run.ws.adopt(candidate)
+        early = await early_agreement(run)
+        if early is not None:
+            run.state.stop_reason = early
+            refinements = [0] * len(authors)
+        else:
+            refinements = await gather_all(*(self._evolve(run, agent) for agent in authors))
         passing = sum(1 for c in run.ws.candidates.values() if c.all_visible_pass())
-        return f"{len(refinements)} drafts, {sum(refinements)} refinements; {passing} pass every visible test"
+        return f"{len(authors)} drafts, {sum(refinements)} refinements; {passing} pass every visible test"
 
     async def _evolve(self, run: DebateRun, agent: Agent) -> int:
-        run.ws.adopt(await draft_candidate(run, agent, self.name))
         refinements = 0
         for iteration in range(1, run.config.self_evolvement.max_iterations + 1):
             current = run.ws.candidates[agent.id]

@@ -909,6 +909,65 @@ def run_with_limit(function: Callable[[], object], limit_s: float) -> tuple[str,
         signals.setitimer(signals.ITIMER_REAL, 0)
 
 
+SHORT_LIMIT_S = 1.0
+"""A test's limit once an earlier test of the same candidate has timed out (the full limit if that is shorter)."""
+MIN_LIMIT_S = 0.05
+"""Below this much time left, a test is reported without running (``setitimer(0)`` would mean no limit)."""
+
+
+class TimeLimits:
+    """The time limits of one candidate's tests: full until a test times out, then short and shared.
+
+    A candidate that loops forever in its entry point would otherwise spend the
+    full per-test limit on every test. So once a test times out, every later
+    test of the candidate runs under ``min(full, SHORT_LIMIT_S)``, and the later
+    tests that do not pass draw their time from one more full limit, shared:
+    however many tests there are, timeouts cost a candidate at most twice the
+    per-test limit. When that allowance is spent, the remaining tests are
+    reported as ``timeout`` without running, and their message says why.
+    Tests that pass cost nothing from it, so code that loops on one input
+    still passes its other tests, unless one of them legitimately needs more
+    than ``SHORT_LIMIT_S``.
+
+    The clock lives in the checker; the code under test can only make it
+    stricter (by timing out), never longer or a test passed.
+    """
+
+    def __init__(self, full_s: float) -> None:
+        self.full_s = full_s
+        self.short_s = min(full_s, SHORT_LIMIT_S)
+        self.left_s = full_s
+        self.first_timeout = ""
+        """The name of the first test that timed out ("" while none has)."""
+
+    def next_limit(self) -> float:
+        """The next test's limit in seconds; 0.0 when it must not run (see ``not_run_message``)."""
+        if not self.first_timeout:
+            return self.full_s
+        limit = min(self.short_s, self.left_s)
+        return limit if limit >= MIN_LIMIT_S else 0.0
+
+    def spent(self, name: str, outcome: str, seconds: float) -> None:
+        """Account for a finished test."""
+        if not self.first_timeout:
+            if outcome == "timeout":
+                self.first_timeout = name
+        elif outcome != "passed":
+            self.left_s -= seconds
+
+    def timeout_message(self, limit_s: float) -> str:
+        message = f"the test ran longer than its limit of {round(limit_s, 2):g}s"
+        if self.first_timeout and limit_s < self.full_s:
+            message += f" (cut from {self.full_s:g}s because {self.first_timeout} timed out earlier)"
+        return message
+
+    def not_run_message(self) -> str:
+        return (
+            f"not run: {self.first_timeout} timed out, and the later tests that did not pass "
+            f"used up their shared {self.full_s:g}s"
+        )
+
+
 def solution_names(source: str) -> tuple[list[str], list[Import]]:
     """Top-level names of the solution, read from its syntax tree (it is never run here).
 
@@ -1022,6 +1081,7 @@ class Session:
         namespace["__getattr__"] = self.module_getattr
         self.namespaces = [namespace]
         self.light_namespace: dict[str, object] | None = None
+        self.limits = TimeLimits(float(plan.get("test_timeout_s") or 10))
         sys.modules[SOLUTION_MODULE] = self.proxy_module
 
     def module_getattr(self, name: str) -> Remote:
@@ -1103,11 +1163,19 @@ def run_light(session: Session, sources: list[tuple[str, str]]) -> None:
     entry = plan.get("entry_point")
     if entry and entry not in session.checker.names:
         namespace[entry] = _missing(entry)
-    limit = float(plan.get("test_timeout_s") or 10)
+    limits = session.limits
     for name, test in tests:
+        limit = limits.next_limit()
+        if not limit:
+            session.record(name, "timeout", 0.0, limits.not_run_message())
+            continue
         started = time.perf_counter()
         outcome, message = run_with_limit(test, limit)
-        session.record(name, outcome, time.perf_counter() - started, message)
+        duration = time.perf_counter() - started
+        if outcome == "timeout":
+            message = limits.timeout_message(limit)
+        limits.spent(name, outcome, duration)
+        session.record(name, outcome, duration, message)
 
 
 def _missing(entry: str) -> Callable[..., NoReturn]:
@@ -1123,12 +1191,17 @@ def run_probes(session: Session, calls: list[str]) -> None:
     namespace = dict(session.proxy_module.__dict__)
     namespace.pop("__getattr__", None)
     namespace["__builtins__"] = builtins
-    limit = float(session.plan.get("test_timeout_s") or 2)
+    limits = TimeLimits(float(session.plan.get("test_timeout_s") or 2))
     for call in calls:
         record: dict[str, Any] = {"event": "probe", "call": call}
         if load_error is not None:
             # The end of the traceback names the error.
             record.update(outcome="raises", expected="ImportError", message=load_error[-500:])
+            session.verdict.write(record)
+            continue
+        limit = limits.next_limit()
+        if not limit:
+            record.update(outcome="timeout", expected="", message=limits.not_run_message())
             session.verdict.write(record)
             continue
         box: dict[str, Any] = {}
@@ -1137,6 +1210,7 @@ def run_probes(session: Session, calls: list[str]) -> None:
             box["value"] = eval(call, dict(namespace))
 
         signals.signal(signals.SIGALRM, lambda *_: (_ for _ in ()).throw(TestTimeout()))
+        started = time.perf_counter()
         signals.setitimer(signals.ITIMER_REAL, limit)
         try:
             evaluate()
@@ -1147,6 +1221,8 @@ def run_probes(session: Session, calls: list[str]) -> None:
             record.update(outcome="raises", expected=type(exc).__name__, message=str(exc)[:500])
         finally:
             signals.setitimer(signals.ITIMER_REAL, 0)
+        # A value or an exception is an answer; only a timeout draws on the shared allowance.
+        limits.spent(call, "timeout" if record["outcome"] == "timeout" else "passed", time.perf_counter() - started)
         session.verdict.write(record)
 
 
@@ -1157,8 +1233,7 @@ def run_pytest(run: Session, files: list[str]) -> None:
     os.environ.pop("PYTEST_PLUGINS", None)
     import pytest
 
-    plan = run.plan
-    limit = float(plan.get("test_timeout_s") or 10)
+    limits = run.limits
     workdir = run.checker.workdir
 
     class VerdictPlugin:
@@ -1189,13 +1264,24 @@ def run_pytest(run: Session, files: list[str]) -> None:
                     {"event": "load_error", "message": f"the code under test failed to load: {load_error}"}
                 )
 
+        limit = 0.0
+        """The limit of the test running now (0.0: it was not run)."""
+        timed_out = False
+        """The alarm went off during the test running now."""
+
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, None]:
+            plugin = self
+            plugin.limit, plugin.timed_out = limits.next_limit(), False
+            if not plugin.limit:
+                raise TestTimeout()  # before the yield: pytest reports the test failed without running it
+
             def on_alarm(_signum: int, _frame: object) -> NoReturn:
+                plugin.timed_out = True
                 raise TestTimeout()
 
             previous = signals.signal(signals.SIGALRM, on_alarm)
-            signals.setitimer(signals.ITIMER_REAL, limit)
+            signals.setitimer(signals.ITIMER_REAL, plugin.limit)
             try:
                 yield
             finally:
@@ -1204,18 +1290,24 @@ def run_pytest(run: Session, files: list[str]) -> None:
 
         def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
             if report.when == "call" or (report.when == "setup" and not report.passed):
+                message = "" if report.passed else (report.longreprtext or "skipped")[-MESSAGE_CAP:]
                 if report.passed:
                     outcome = "passed"
                 elif report.when == "setup" or report.skipped:
                     outcome = "error"
+                elif not self.limit:
+                    outcome, message = "timeout", limits.not_run_message()
+                elif self.timed_out:
+                    outcome, message = "timeout", limits.timeout_message(self.limit)
                 elif "TestTimeout" in report.longreprtext:
                     outcome = "timeout"
                 elif "AssertionError" in report.longreprtext or report.longreprtext.lstrip().startswith("E"):
                     outcome = "failed" if _is_assertion(report) else "error"
                 else:
                     outcome = "error"
-                message = "" if report.passed else (report.longreprtext or "skipped")[-MESSAGE_CAP:]
                 name = report.location[2] if report.location else report.nodeid
+                if report.when == "call":
+                    limits.spent(name, outcome, report.duration)
                 run.record(name, outcome, report.duration, message, report.nodeid.split("::")[0])
 
         def pytest_collectreport(self, report: pytest.CollectReport) -> None:

@@ -1,0 +1,160 @@
+"""Early stop: skip the debate when independent candidates already pass and agree.
+
+A debate earns its tokens where candidates disagree. When a quorum of the
+authors' candidates pass every visible test *and* give the same results on
+probe inputs derived from the task's own examples (each literal argument
+nudged: ``n`` → ``n - 1``, ``n + 1``, ``0``; a string emptied or reversed; a
+list emptied, reversed or shortened), there is nothing left for the debate
+to settle, so the session goes straight to the final vote. Disagreement on a
+probe is evidence that at least one candidate is wrong, and the debate runs.
+
+The probe run is a journaled tool turn, so a resumed session decides the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from debatecode.execution.probes import ProbeResult, parse_calls
+from debatecode.protocol.journal import turn_key
+from debatecode.protocol.run import DebateRun
+from debatecode.protocol.workspace import Candidate
+from debatecode.store.records import TurnRecord
+from debatecode.task import Task
+
+__all__ = ["agreement_probes", "early_agreement", "quorum"]
+
+logger = logging.getLogger(__name__)
+
+_PHASE = "early_stop"
+
+
+def quorum(authors: int) -> int:
+    """Candidates that must pass and agree: a strict majority of the authors (all of them when there are two)."""
+    return authors // 2 + 1
+
+
+def agreement_probes(task: Task, limit: int) -> list[str]:
+    """Calls of the entry point built from the task's examples and tests, each argument nudged, at most ``limit``.
+
+    The visible calls themselves come first (every passing candidate agrees on them by construction,
+    so they cost little and guard against a probe runner that reports nothing).
+    """
+    text = "\n".join([*(e.source for e in task.examples), *(b.code for b in task.tests), task.description])
+    seeds = parse_calls(text, task.entry_point, limit=max(limit, 8))
+    probes: list[str] = []
+    for call in seeds:
+        for variant in _variants(call):
+            if variant not in probes:
+                probes.append(variant)
+    # Interleave so that a small limit still nudges every seed call.
+    ordered = sorted(probes, key=lambda p: _rank(p, probes, seeds))
+    return ordered[:limit]
+
+
+def _rank(probe: str, probes: list[str], seeds: list[str]) -> tuple[int, int]:
+    return (0 if probe in seeds else 1, probes.index(probe))
+
+
+def _variants(call: str) -> Iterator[str]:
+    node = ast.parse(call, mode="eval").body
+    assert isinstance(node, ast.Call)
+    func = ast.unparse(node.func)
+    args = [ast.literal_eval(a) for a in node.args]
+    kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg is not None}
+    yield call
+    for index, value in enumerate(args):
+        for nudged in _nudge(value):
+            changed = [*args[:index], nudged, *args[index + 1 :]]
+            yield _render(func, changed, kwargs)
+
+
+def _render(func: str, args: list[Any], kwargs: dict[str, Any]) -> str:
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    return f"{func}({', '.join(parts)})"
+
+
+def _nudge(value: Any) -> Iterator[Any]:
+    if isinstance(value, bool):
+        yield not value
+    elif isinstance(value, int):
+        yield from (value - 1, value + 1, 0)
+    elif isinstance(value, float):
+        yield from (value / 2, value + 1.5, 0.0)
+    elif isinstance(value, str):
+        yield from ("", value[::-1], value[:-1])
+    elif isinstance(value, list):
+        yield from ([], value[::-1], value[:-1])
+    elif isinstance(value, tuple):
+        yield from ((), value[::-1])
+
+
+async def early_agreement(run: DebateRun) -> str | None:
+    """Why the debate can stop before its loop, or None when it must run.
+
+    Needs ``convergence.early_stop`` on, at least ``quorum`` authors' candidates passing every visible
+    test, and those candidates giving identical results on every probe.
+    """
+    settings = run.config.convergence
+    authors = [a.id for a in run.authors()]
+    if not settings.early_stop or not authors:
+        return None
+    passing = [c for agent_id in authors if (c := run.ws.candidates.get(agent_id)) is not None and c.all_visible_pass()]
+    if len(passing) < quorum(len(authors)):
+        return None
+    if run.state.stop_reason.startswith("early stop"):
+        return run.state.stop_reason
+    calls = agreement_probes(run.task, settings.agreement_probes)
+    # One key per check, in order, so that a resume replays each decision where it was taken.
+    run.state.agreement_checks += 1
+    kind = f"agreement-{run.state.agreement_checks}"
+    turn = await run.journal.replay_or_do(
+        turn_key(0, _PHASE, "executor", kind), lambda: _probe_turn(run, passing, calls, kind)
+    )
+    turn = await run.record(turn)
+    if not turn.metadata.get("agree"):
+        return None
+    names = ", ".join(c.agent_id for c in passing)
+    agreement = f"agree on {len(calls)} probe inputs" if calls else "no probe inputs could be derived from the task"
+    return (
+        f"early stop: {len(passing)} of {len(authors)} authors' candidates ({names}) pass every visible test"
+        f" and {agreement}"
+    )
+
+
+async def _probe_turn(run: DebateRun, passing: list[Candidate], calls: list[str], kind: str) -> TurnRecord:
+    results: dict[str, list[ProbeResult]] = {}
+    for candidate in passing:
+        results[candidate.agent_id] = await run.ws.probes.run(candidate.code or "", calls)
+    first = next(iter(results.values()))
+    disagreements = [
+        call
+        for index, call in enumerate(calls)
+        if any(not rows[index].same_as(first[index]) for rows in results.values())
+        or any(rows[index].outcome == "timeout" for rows in results.values())
+    ]
+    agree = not disagreements
+    summary = (
+        f"{len(passing)} candidates agree on all {len(calls)} probes"
+        if agree
+        else f"{len(passing)} candidates disagree on {len(disagreements)} of {len(calls)} probes: "
+        + "; ".join(disagreements[:3])
+    )
+    logger.info("session %s: %s", run.session_id, summary)
+    return run.tool_turn(
+        round_no=0,
+        phase=_PHASE,
+        agent_id="executor",
+        role="executor",
+        kind=kind,
+        content=summary,
+        tool_calls=[
+            {"agent": agent_id, "call": r.call, "outcome": r.outcome, "result": r.expected}
+            for agent_id, rows in results.items()
+            for r in rows
+        ],
+        metadata={"agree": agree, "probes": calls, "disagreements": disagreements},
+    )
