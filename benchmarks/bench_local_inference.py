@@ -14,11 +14,13 @@ What is measured, with ``local/qwen2.5-coder-0.5b`` and greedy decoding:
   actually evaluated, prompt-eval time and generation speed (llama.cpp's own counters), wall time, and
   (b)/(a). The outputs of (a) and (b) must be identical; a row where they are not is flagged and the
   script exits with status 1.
-- **settings sweep** (``--sweep``): prompt-processing and generation tokens/s and peak RSS of a bare
-  ``Llama`` for n_batch in 64/128/256/512 and 1 or 2 threads (n_ctx 8192), plus the chosen settings
-  at n_ctx 4096. Each setting runs in its own process; the settings run ``--sweep-rounds`` times in
-  rotated order and the median is reported, with the ratio to debatecode's previous settings
-  (n_batch 512, 2 threads) measured in the same run.
+- **n_batch** (``--sweep``): prompt tokens/s of four bare ``Llama`` objects in one process that differ
+  only in n_batch (64/128/256/512), evaluating the same prompt in turn, and how many tokens of the
+  debate prompts the batch-aligned cache would evaluate at each n_batch.
+- **threads, n_ctx and memory** (``--sweep``): prompt and generation tokens/s and peak RSS with 1 or 2
+  threads, at n_ctx 8192 and 4096, and with debatecode's previous settings (n_batch 512, 2 threads),
+  each in its own process, ``--sweep-rounds`` times in rotated order (medians, with ratios to the
+  previous settings measured in the same run).
 - **threads under load** (``--busy``): 1 and 2 threads at the chosen n_batch, as the machine is and
   with one more process spinning on a core.
 
@@ -259,7 +261,7 @@ def compare_rows(results: list[PromptResult]) -> list[list[str]]:
             [
                 r.name,
                 str(r.bare[0].prompt_tokens),
-                str(r.bare[0].evaluated),
+                str(r.bare[-1].evaluated),
                 str(r.ours[-1].evaluated),
                 f"{pa:.2f}",
                 f"{pb:.2f}",
@@ -343,24 +345,94 @@ def _run_child(config: dict[str, int], task_name: str, reps: int, max_tokens: in
     return result
 
 
-SWEEP_HEADER = ["n_batch", "threads", "n_ctx", "prompt tok/s", "× previous", "gen tok/s", "× previous", "peak RSS MB"]
+BATCHES = (64, 128, 256, 512)
+BATCH_HEADER = [
+    "n_batch",
+    "prompt tok/s",
+    "× 512",
+    "debate prompt tokens evaluated",
+    "est. prompt-eval s per debate",
+    "× 512",
+]
+
+
+def batch_sweep(task_name: str, reps: int, console: Console) -> list[list[str]]:
+    """Prompt speed of each n_batch (one process, interleaved) and what each would evaluate of the debate.
+
+    A smaller n_batch keeps more of a shared prefix (it is cut to whole batches) but may evaluate
+    prompts more slowly; the estimate multiplies the two over the eight debate prompts.
+    """
+    from llama_cpp import Llama
+
+    spec = local.LOCAL_MODELS[MODEL]
+    assert spec.chunks is not None
+    settings = local._llama_settings(spec)
+    path = str(assemble(spec.chunks))
+    models = {
+        n_batch: Llama(model_path=path, verbose=False, seed=0, **{**settings, "n_batch": n_batch, "n_ubatch": n_batch})
+        for n_batch in BATCHES
+    }
+    prompts = debate_prompts(task_name)
+    # The prompt tokens of each debate prompt, as llama.cpp fed them (one token generated).
+    tokens = []
+    for _, messages in prompts:
+        call = bare_call(models[64], messages, 1)
+        tokens.append(models[64].input_ids[: call.prompt_tokens].tolist())
+    refine = dict(prompts)["refine agent-1"]
+    rates: dict[int, list[float]] = {n_batch: [] for n_batch in BATCHES}
+    for rep in range(reps):
+        for n_batch in BATCHES if rep % 2 == 0 else BATCHES[::-1]:
+            call = bare_call(models[n_batch], refine, 1)
+            rates[n_batch].append(call.evaluated / call.prompt_eval_s)
+        console.log(f"n_batch sweep rep {rep + 1}: { {b: round(r[-1]) for b, r in rates.items()} }")
+    for model in models.values():
+        model.close()
+
+    def evaluated(n_batch: int) -> int:
+        previous: list[int] = []
+        total = 0
+        for prompt in tokens:
+            total += len(prompt) - local._reusable_prefix(previous, prompt, n_batch)
+            previous = prompt[: len(prompt) - len(prompt) % n_batch]
+        return total
+
+    rate = {n_batch: statistics.median(r) for n_batch, r in rates.items()}
+    estimate = {n_batch: evaluated(n_batch) / rate[n_batch] for n_batch in BATCHES}
+    rows = []
+    for n_batch in BATCHES:
+        label = " (chosen)" if n_batch == spec.n_batch else " (previous)" if n_batch == 512 else ""
+        rows.append(
+            [
+                f"{n_batch}{label}",
+                f"{rate[n_batch]:.0f}",
+                f"{rate[n_batch] / rate[512]:.2f}",
+                f"{evaluated(n_batch)} of {sum(map(len, tokens))}",
+                f"{estimate[n_batch]:.1f}",
+                f"{estimate[n_batch] / estimate[512]:.2f}",
+            ]
+        )
+    return rows
+
+
+THREAD_HEADER = ["n_batch", "threads", "n_ctx", "prompt tok/s", "× previous", "gen tok/s", "× previous", "peak RSS MB"]
 PREVIOUS = {"n_ctx": 8192, "n_batch": 512, "n_threads": 2}
 """debatecode's settings before this benchmark: llama-cpp-python's n_batch, one thread per core (2 here)."""
 
 
-def sweep(task_name: str, rounds: int, reps: int, console: Console) -> list[list[str]]:
-    """Every n_batch and thread count, each in its own process, ``rounds`` times in rotated order."""
+def thread_sweep(task_name: str, rounds: int, reps: int, console: Console) -> list[list[str]]:
+    """Threads and n_ctx at the chosen n_batch, and the previous settings, each in its own process."""
     spec = local.LOCAL_MODELS[MODEL]
     chosen = local._llama_settings(spec)
-    configs = [{"n_ctx": 8192, "n_batch": b, "n_threads": t} for t in (1, 2) for b in (64, 128, 256, 512)]
-    configs.append({"n_ctx": 4096, "n_batch": chosen["n_batch"], "n_threads": chosen["n_threads"]})
+    configs = [{"n_ctx": 8192, "n_batch": spec.n_batch, "n_threads": t} for t in (1, 2)]
+    configs.append({"n_ctx": 4096, "n_batch": spec.n_batch, "n_threads": chosen["n_threads"]})
+    configs.append(PREVIOUS)
     measured: dict[str, list[dict[str, float]]] = {json.dumps(c): [] for c in configs}
     for round_no in range(rounds):
-        shift = (round_no * 3) % len(configs)
+        shift = round_no % len(configs)
         for config in configs[shift:] + configs[:shift]:
             result = _run_child(config, task_name, reps, 48)
             measured[json.dumps(config)].append(result)
-            console.log(f"sweep round {round_no + 1} {config}: {result}")
+            console.log(f"thread sweep round {round_no + 1} {config}: {result}")
 
     def med(config: dict[str, int], key: str) -> float:
         return statistics.median(r[key] for r in measured[json.dumps(config)])
@@ -384,35 +456,39 @@ def sweep(task_name: str, rounds: int, reps: int, console: Console) -> list[list
     return rows
 
 
-BUSY_HEADER = ["threads", "other load", "prompt tok/s", "gen tok/s", "gen × no extra load"]
+BUSY_HEADER = ["other load", "threads", "prompt tok/s", "gen tok/s", "gen × 1 thread, same load"]
 
 
 def busy_sweep(task_name: str, console: Console) -> list[list[str]]:
-    """1 and 2 threads at the chosen n_batch, as measured and with one more process spinning on a core.
+    """1 and 2 threads at the chosen n_batch, as the machine is and with one more process spinning on a core.
 
     The spinning process stands in for what shares the cores during a debate: the sandbox running
     another agent's tests, or another engineer's job.
     """
     spec = local.LOCAL_MODELS[MODEL]
     rows = []
-    for threads in (1, 2):
-        config = {"n_ctx": spec.n_ctx, "n_batch": spec.n_batch, "n_threads": threads}
-        quiet = _run_child(config, task_name, 1, 16)
-        burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    for label, spin in (("as measured", False), ("+1 spinning process", True)):
+        burner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if spin else None
         try:
-            busy = _run_child(config, task_name, 1, 16)
+            results = {
+                threads: _run_child(
+                    {"n_ctx": spec.n_ctx, "n_batch": spec.n_batch, "n_threads": threads}, task_name, 1, 16
+                )
+                for threads in (1, 2)
+            }
         finally:
-            burner.kill()
-            burner.wait()
-        console.log(f"threads {threads}: as is {quiet}, one core busy {busy}")
-        for label, result in (("as measured", quiet), ("+1 spinning process", busy)):
+            if burner is not None:
+                burner.kill()
+                burner.wait()
+        console.log(f"{label}: {results}")
+        for threads, result in results.items():
             rows.append(
                 [
-                    str(threads),
                     label,
+                    str(threads),
                     f"{result['pp_tps']:.1f}",
                     f"{result['gen_tps']:.2f}",
-                    f"{result['gen_tps'] / quiet['gen_tps']:.2f}",
+                    f"{result['gen_tps'] / results[1]['gen_tps']:.2f}",
                 ]
             )
     return rows
@@ -454,7 +530,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=192)
     parser.add_argument("--sweep", action="store_true", help="also sweep n_batch and threads")
     parser.add_argument("--sweep-rounds", type=int, default=2)
-    parser.add_argument("--reps", type=int, default=3, help="calls per setting and sweep round")
+    parser.add_argument("--reps", type=int, default=2, help="calls per setting and sweep round")
     parser.add_argument("--busy", action="store_true", help="also measure 1 and 2 threads with one core busy")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -473,14 +549,23 @@ def main() -> None:
     ).stdout.strip()
     sections = []
     if args.sweep:
-        sweep_rows = sweep(args.task, args.sweep_rounds, args.reps, console)
-        show(console, "Settings sweep (bare Llama, refine prompt)", SWEEP_HEADER, sweep_rows)
+        batch_rows = batch_sweep(args.task, args.reps * 2, console)
+        show(console, "n_batch (one process, interleaved)", BATCH_HEADER, batch_rows)
+        thread_rows = thread_sweep(args.task, args.sweep_rounds, args.reps, console)
+        show(console, "Threads and n_ctx (one process each)", THREAD_HEADER, thread_rows)
         sections.append(
-            "## Settings sweep\n\n"
-            f"A bare `Llama` per setting, in its own process: the `refine agent-1` prompt evaluated fresh and "
+            "## n_batch\n\n"
+            f"Four bare `Llama`s with {settings['n_threads']} thread(s) in one process, differing only in n_batch, "
+            f"evaluate the `refine agent-1` prompt fresh in turn ({args.reps * 2} times each, alternating order; "
+            'median tokens/s). "Debate prompt tokens evaluated" is what the batch-aligned prompt cache would '
+            "evaluate of the eight debate prompts at that n_batch (the shared prefix is cut to whole batches); the "
+            "estimate divides it by the speed.\n\n"
+            + markdown(BATCH_HEADER, batch_rows)
+            + "\n\n## Threads, n_ctx and memory\n\n"
+            "A bare `Llama` per setting, in its own process: the `refine agent-1` prompt evaluated fresh and "
             f"48 greedy tokens, {args.reps} calls per round, median of {args.sweep_rounds} rounds in rotated order. "
             "`× previous` is the ratio to debatecode's previous settings (n_batch 512, 2 threads), measured in "
-            "the same run.\n\n" + markdown(SWEEP_HEADER, sweep_rows)
+            "the same run.\n\n" + markdown(THREAD_HEADER, thread_rows)
         )
     if args.busy:
         busy_rows = busy_sweep(args.task, console)

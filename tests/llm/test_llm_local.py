@@ -147,7 +147,7 @@ def test_the_last_prompt_token_is_always_evaluated() -> None:
 def test_the_embedded_models_evaluate_prompts_in_small_batches_on_the_threads_they_name() -> None:
     for spec in local.LOCAL_MODELS.values():
         settings = local._llama_settings(spec)
-        assert settings["n_batch"] == settings["n_ubatch"] == spec.n_batch == 64
+        assert settings["n_batch"] == settings["n_ubatch"] == spec.n_batch == 128
         assert settings["n_threads"] == settings["n_threads_batch"] >= 1
     assert local.LOCAL_MODELS["qwen2.5-coder-0.5b"].n_ctx == 8192
 
@@ -186,7 +186,9 @@ def _prompt_tokens_evaluated(name: str, messages: list[dict[str, str]], **sampli
 @requires_llama
 def test_a_sampled_reply_does_not_depend_on_what_ran_before(fresh_models: dict[str, Any]) -> None:
     name = "qwen2.5-coder-0.5b"
-    sampling: dict[str, Any] = {"max_tokens": 48, "temperature": 0.7, "seed": 7}
+    # With this seed a plain llama_cpp.Llama (prefix reuse not cut to whole batches) replied differently
+    # in all three cases below on the 2-core EPYC this was written on; llama.cpp's floats vary by CPU.
+    sampling: dict[str, Any] = {"max_tokens": 48, "temperature": 0.7, "seed": 2}
     first, prompt_tokens, _ = _prompt_tokens_evaluated(name, WRITE, **sampling)
     local.generate_local(name, UNRELATED, max_tokens=8)
     after_unrelated, _, _ = _prompt_tokens_evaluated(name, WRITE, **sampling)
@@ -210,7 +212,7 @@ def test_a_prompt_sharing_a_prefix_with_the_last_one_evaluates_only_the_rest(fre
     llama = fresh_models[name].llama
     write = llama.input_ids[:write_tokens].tolist()
     _, edge_tokens, evaluated = _prompt_tokens_evaluated(name, EDGE_CASES, max_tokens=4)
-    shared = local._reusable_prefix(write, llama.input_ids[:edge_tokens].tolist(), n_batch=64)
+    shared = local._reusable_prefix(write, llama.input_ids[:edge_tokens].tolist(), n_batch=llama.n_batch)
     assert shared >= 512, "the task text is shared, in whole batches"
     assert evaluated == edge_tokens - shared
     _, unrelated_tokens, evaluated = _prompt_tokens_evaluated(name, UNRELATED, max_tokens=4)

@@ -68,7 +68,7 @@ class LocalModelSpec:
     chunks: ChunkedWeights | None = None
     """Or: the chunk packages whose parts, concatenated, are the GGUF file."""
     n_ctx: int = 4096
-    n_batch: int = 64
+    n_batch: int = 128
     """Prompt tokens llama.cpp evaluates per step. Also the unit of prompt-cache reuse: a call keeps
     the cached prefix it shares with the previous call rounded down to whole batches (``_batch_aligned_llama``)."""
     n_threads: int | None = None
