@@ -28,6 +28,7 @@ from debatecode.errors import ConfigError
 from debatecode.hooks.settings import HooksSettings
 from debatecode.llm.settings import LLMSettings
 from debatecode.memory.settings import MemorySettings, ReflexionSettings
+from debatecode.protocol.design.settings import DesignSettings
 from debatecode.protocol.settings import (
     AdversarialSettings,
     CheckpointSettings,
@@ -125,6 +126,8 @@ class DebateConfig(BaseSettings):
     """Episodic memory and accumulated wisdom (see docs/memory.md)."""
     reflexion: ReflexionSettings = Field(default_factory=ReflexionSettings)
     """Reflect on failing tests and retry (see docs/reflexion.md)."""
+    design: DesignSettings = Field(default_factory=DesignSettings)
+    """Design debates: ``debatecode debate "QUESTION"`` (see docs/design-debates.md)."""
 
     @classmethod
     def settings_customise_sources(

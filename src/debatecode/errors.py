@@ -79,6 +79,10 @@ class ExitCode(IntEnum):
     """The run failed (model, sandbox, budget, store) or an unexpected error occurred."""
     GATE_REJECTED = 4
     """A human rejected the debate at an approval gate (or the gate timed out as a rejection)."""
+    ESCALATED = 5
+    """``debate``: the debaters could not settle the question and nobody chose an option; the record says so."""
+    PAUSED = 6
+    """A checkpoint went unanswered past ``checkpoints.timeout_s``: the session paused; ``--resume`` continues it."""
     INTERRUPTED = 130
     """Interrupted (Ctrl-C)."""
 

@@ -26,7 +26,7 @@ from debatecode.store import SessionStore, open_store
 from debatecode.store.models import Base
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-HEAD = "0003"
+HEAD = "0004"
 
 
 class StoredEpisode(Episode):

@@ -3,7 +3,10 @@
 A role is a stance plus the prompts that carry it. Most roles are played by a
 model; ``compiler`` and ``executor`` are tool roles, played by the sandbox
 itself, because in this framework a claim about code is settled by running it.
-Cross-cutting roles speak last in every round, in a fixed order.
+Cross-cutting roles speak last in every round, in a fixed order. The
+cross-cutting reviewers ``test``, ``observability`` and ``operations`` take
+their focus from the perspective catalog (``perspectives.yaml``), so a code
+review and a design debate hold them to the same brief.
 """
 
 from __future__ import annotations
@@ -12,10 +15,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["CROSS_CUTTING_ORDER", "ROLES", "RoleSpec", "get_role", "role_names"]
+from debatecode.agents.perspectives import CROSS_CUTTING_CONCERNS, load_catalog
 
-CROSS_CUTTING_ORDER = ("observability", "operations", "test", "security")
+__all__ = ["CATALOG_REVIEWERS", "CROSS_CUTTING_ORDER", "ROLES", "RoleSpec", "get_role", "role_names"]
+
+CROSS_CUTTING_ORDER = CROSS_CUTTING_CONCERNS
 """Cross-cutting concerns, in the order they speak at the end of a round."""
+
+CATALOG_REVIEWERS: dict[str, str] = {
+    "observability": "Observability Reviewer",
+    "operations": "Operations Reviewer",
+    "test": "Test Reviewer",
+}
+"""Cross-cutting roles built from the perspective catalog entry of the same key: role name → title."""
 
 
 class RoleSpec(BaseModel):
@@ -38,6 +50,15 @@ class RoleSpec(BaseModel):
 
 def _role(name: str, title: str, focus: str, **kwargs: str) -> RoleSpec:
     return RoleSpec(name=name, title=title, focus=focus, **kwargs)  # type: ignore[arg-type]
+
+
+def _catalog_roles() -> list[RoleSpec]:
+    """The ``CATALOG_REVIEWERS`` roles: focus from the catalog entry's prompt, concern from its concern."""
+    catalog = load_catalog()
+    return [
+        RoleSpec(name=key, title=title, focus=catalog[key].prompt, concern=catalog[key].concern)
+        for key, title in CATALOG_REVIEWERS.items()
+    ]
 
 
 ROLES: dict[str, RoleSpec] = {
@@ -80,6 +101,7 @@ ROLES: dict[str, RoleSpec] = {
             "unsafe deserialisation, missing input validation. You name the input that triggers each problem.",
             concern="security",
         ),
+        *_catalog_roles(),
         _role(
             "teacher",
             "Teacher",

@@ -7,6 +7,7 @@ import typer
 from debatecode import __version__
 from debatecode.cli import audit as audit_cmd
 from debatecode.cli import bench as bench_cmd
+from debatecode.cli import debate as debate_cmd
 from debatecode.cli import hook as hook_cmd
 from debatecode.cli import memory as memory_cmd
 from debatecode.cli import sandbox as sandbox_cmd
@@ -23,10 +24,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     cls=ErrorBoundaryGroup,
     epilog="Exit status: 0 ok; 1 tests fail (solve); 2 bad input; 3 run failure or unexpected error; "
-    "4 rejected at an approval gate; 130 interrupted. See docs/cli.md.",
+    "4 rejected at an approval gate; 5 design debate escalated, nobody chose; 6 paused at a checkpoint; "
+    "130 interrupted. See docs/cli.md.",
 )
 
 app.command("solve", help=solve_cmd.__doc__)(solve_cmd.solve)
+app.command("debate", help=debate_cmd.debate.__doc__)(debate_cmd.debate)
 app.command("sweep", help=sweep_cmd.sweep.__doc__)(sweep_cmd.sweep)
 for _name in ("audit", "replay", "gates", "approve", "reject"):
     sessions_cmd.app.command(_name)(getattr(audit_cmd, _name))

@@ -7,8 +7,10 @@ live progress display pauses while a question is on screen.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.prompt import Confirm, Prompt
@@ -42,7 +44,8 @@ class TerminalHuman:
             return answers
 
     async def checkpoint(self, round_no: int, summary: str) -> CheckpointDecision:
-        return await asyncio.to_thread(self._checkpoint, round_no, summary)
+        # A daemon thread: when nobody answers and the session pauses, the process can still exit.
+        return await _in_daemon_thread(self._checkpoint, round_no, summary)
 
     def _checkpoint(self, round_no: int, summary: str) -> CheckpointDecision:
         with self.pause():
@@ -56,6 +59,27 @@ class TerminalHuman:
                 return CheckpointDecision(action="guide", guidance=guidance or None)
             return CheckpointDecision(action="end" if choice == "e" else "continue")
 
+    async def choose(self, title: str, summary: str, options: list[tuple[str, str]]) -> tuple[str, str | None] | None:
+        """An escalated design debate: the human picks option A/B/C (with optional guidance), or skips."""
+        return await _in_daemon_thread(self._choose, title, summary, options)
+
+    def _choose(self, title: str, summary: str, options: list[tuple[str, str]]) -> tuple[str, str | None] | None:
+        with self.pause():
+            self.console.rule(f"[bold]{title}[/]")
+            self.console.print(summary)
+            for label, text in options:
+                self.console.print(f"  [bold]{label})[/] {text}")
+            labels = [label.lower() for label, _ in options]
+            choice = Prompt.ask(
+                "Your decision (Enter to leave it open)", choices=[*labels, ""], default="", console=self.console
+            )
+            if not choice:
+                return None
+            guidance = Prompt.ask(
+                "Anything the record should say about it (optional)", default="", console=self.console
+            )
+            return choice.upper(), guidance.strip() or None
+
     async def approve(self, phase: str, summary: str) -> bool | None:
         return await asyncio.to_thread(self._approve, phase, summary)
 
@@ -64,3 +88,32 @@ class TerminalHuman:
             self.console.rule(f"[bold]Approval gate: {phase}[/]")
             self.console.print(summary)
             return Confirm.ask("Approve and continue?", default=True, console=self.console)
+
+
+T = TypeVar("T")
+
+
+async def _in_daemon_thread(func: Callable[..., T], *args: Any) -> T:
+    """``func(*args)`` in a daemon thread: a question left unanswered never keeps the process alive."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def target() -> None:
+        try:
+            result = func(*args)
+        except BaseException as exc:
+            loop.call_soon_threadsafe(_settle, future, None, exc)
+        else:
+            loop.call_soon_threadsafe(_settle, future, result, None)
+
+    threading.Thread(target=target, name="debatecode-human", daemon=True).start()
+    return await future
+
+
+def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    if future.done():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)

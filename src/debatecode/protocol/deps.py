@@ -1,4 +1,4 @@
-"""``DebateDeps``: the services one session's phases use, all typed, none looked up by name.
+"""``SessionDeps`` and ``DebateDeps``: the services one session's steps use, all typed, none looked up by name.
 
 The engine builds them per session (:meth:`DebateEngine._build_run`); a phase
 test can build them by hand around a scripted model and a dummy sandbox.
@@ -24,28 +24,34 @@ if TYPE_CHECKING:
     from debatecode.protocol.workspace import CodeWorkspace
     from debatecode.topology.base import Topology
 
-__all__ = ["DebateDeps"]
+__all__ = ["DebateDeps", "SessionDeps"]
 
 
-@dataclass
-class DebateDeps:
-    """What a session's phases call: the model, the bus, the journal, the code workspace and the protocol services."""
+@dataclass(kw_only=True)
+class SessionDeps:
+    """What any session's steps call to take turns: the model, the bus, the journal and the budgets."""
 
     llm: LLMClient
     bus: EventBus
     journal: Journal
-    workspace: CodeWorkspace
     budget: TokenBudget
     """This session's token budget (the client may serve other sessions at the same time)."""
+    allowance: TokenAllowance | None = None
+    """Per-agent, per-round token allowance (``llm.round_token_budget``)."""
+    human: HumanInterface | None = None
+    """The person overseeing the debate, when running interactively."""
+
+
+@dataclass(kw_only=True)
+class DebateDeps(SessionDeps):
+    """What a code debate's phases call besides: the code workspace and the protocol services."""
+
+    workspace: CodeWorkspace
     topology: Topology | None = None
     """Who hears whom among the competitors."""
     ordering: AgentOrdering | None = None
     """The speaking order of reviewers, per round."""
     satisfaction: SatisfactionTracker | None = None
-    allowance: TokenAllowance | None = None
-    """Per-agent, per-round token allowance (``llm.round_token_budget``)."""
     memory: EpisodicMemory | None = None
     wisdom: WisdomStore | None = None
     reflexion: ReflexionLoop | None = None
-    human: HumanInterface | None = None
-    """The person overseeing the debate, when running interactively."""

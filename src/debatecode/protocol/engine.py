@@ -23,10 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from debatecode.config import DebateConfig
 from debatecode.errors import (
-    BudgetExceeded,
     ConfigError,
-    ModelError,
-    SandboxError,
     StoreError,
     TaskError,
     VersionControlError,
@@ -38,28 +35,23 @@ from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
 from debatecode.protocol.debate_state import DebateState, Outcome
 from debatecode.protocol.deps import DebateDeps
+from debatecode.protocol.driver import SessionDriver
 from debatecode.protocol.early_stop import early_agreement
 from debatecode.protocol.events import (
-    CheckpointDecided,
     Escalated,
     EventBus,
-    PhaseCompleted,
-    PhaseStarted,
-    RoundCompleted,
     SessionFinished,
     SessionStarted,
 )
-from debatecode.protocol.gates import GateKeeper
-from debatecode.protocol.human import CheckpointDecision, HumanInterface
-from debatecode.protocol.journal import Journal, turn_key
+from debatecode.protocol.human import HumanInterface
+from debatecode.protocol.journal import Journal
 from debatecode.protocol.lessons import learn_lessons, recall_lessons
 from debatecode.protocol.participants import plan_participants
-from debatecode.protocol.phases import Phase, ProtocolPlan, code_debate_plan
-from debatecode.protocol.recorder import StoreRecorder
+from debatecode.protocol.phases import ProtocolPlan, code_debate_plan
 from debatecode.protocol.reflexion import ReflexionLoop
 from debatecode.protocol.report import escalation_summary, write_outputs
 from debatecode.protocol.run import DebateRun
-from debatecode.protocol.state import SessionRecord, SessionStatus, TurnRecord
+from debatecode.protocol.state import SessionRecord, SessionStatus
 from debatecode.protocol.workspace import CodeWorkspace
 from debatecode.sandbox.base import Sandbox
 from debatecode.store.repository import SessionStore
@@ -77,17 +69,11 @@ logger = logging.getLogger(__name__)
 
 _EARLY_STOP_AFTER = frozenset({"self_evolvement", "proposal"})
 """Phases after which candidates may already pass and agree (``convergence.early_stop``)."""
-_SKIPPED_ON_EARLY_STOP = frozenset({"optimization", "adversarial"})
-"""After-loop phases an early stop skips: the final vote still runs."""
 
 
 def _leader_id(run: DebateRun) -> str | None:
     leader = run.leader()
     return leader.agent_id if leader else None
-
-
-class GateRejected(Exception):
-    """A human rejected the debate at an approval gate."""
 
 
 def new_session_id() -> str:
@@ -113,13 +99,15 @@ class DebateResult:
         return self.code is not None and self.total > 0 and self.passed == self.total
 
 
-class DebateEngine:
+class DebateEngine(SessionDriver[DebateRun]):
     """Runs debate sessions with injected services (model client, sandbox, store, human).
 
     An engine keeps nothing per session: every session gets its own state,
     journal, token budget and (unless injected) memory handles, so one engine
     can run several sessions at once. Build one from config with
-    :meth:`from_config`; ``async with`` closes the services it built.
+    :meth:`from_config`; ``async with`` closes the services it built. The
+    round loop, checkpoints and gates are the shared
+    :class:`~debatecode.protocol.driver.SessionDriver`'s.
     """
 
     def __init__(
@@ -139,18 +127,9 @@ class DebateEngine:
                 "phases.proposal cannot be switched off: every later phase works on the proposals",
                 key="phases.proposal",
             )
-        self.config = config
+        super().__init__(config, store=store, bus=bus, human=human)
         self.llm = llm
         self.sandbox = sandbox
-        self.store = store
-        # The engine's own bus carries its store recorder; the caller's bus hears every event after it.
-        # So one caller bus can serve many engines (and runs) without recording a turn twice.
-        self.bus = EventBus()
-        self.bus.subscribe(StoreRecorder(store), critical=True)
-        if bus is not None:
-            self.bus.subscribe(bus.emit, critical=True)
-        self.human = human if config.checkpoints.enabled else None
-        self.gates = GateKeeper(config.gates, store)
         self.memory = memory
         self.wisdom = wisdom
         self._owned: Services | None = None
@@ -194,7 +173,7 @@ class DebateEngine:
     ) -> None:
         await self.aclose()
 
-    def plan(self) -> ProtocolPlan:
+    def plan(self) -> ProtocolPlan[DebateRun]:
         return code_debate_plan(self.config)
 
     async def solve(self, task: Task, *, session_id: str | None = None) -> DebateResult:
@@ -333,106 +312,34 @@ class DebateEngine:
     async def _drive(self, run: DebateRun, started: float, prior_tokens: int, resumed: bool) -> DebateResult:
         session = run.session
         self.bus.emit(SessionStarted(session.id, session, run.order(), self.sandbox.name, resumed, len(run.journal)))
-        plan = self.plan()
-        status: SessionStatus = "completed"
-        error: str | None = None
-        try:
-            if run.deps.wisdom is not None:
-                run.state.lessons = await recall_lessons(run, run.deps.wisdom)
-            early: str | None = None
-            for phase in plan.before:
-                await self._phase(run, phase, 0)
-                if phase.name in _EARLY_STOP_AFTER and (early := await early_agreement(run)) is not None:
-                    break
-            if early is not None:
-                run.state.stop_reason = early
-                self.bus.emit(RoundCompleted(run.session_id, 0, {}, _leader_id(run), early))
-            elif plan.loop:
-                await self._loop(run, plan)
-            for phase in plan.after:
-                if early is None or phase.name not in _SKIPPED_ON_EARLY_STOP:
-                    await self._phase(run, phase, 0)
-            if run.deps.wisdom is not None:
-                await learn_lessons(run, run.deps.wisdom)
-        except BudgetExceeded as exc:
-            status, error = "budget_exceeded", str(exc)
-            logger.warning("session %s stopped: %s", session.id, exc)
-        except (ModelError, SandboxError, VersionControlError) as exc:
-            status, error = "failed", f"{type(exc).__name__}: {exc}"
-            logger.error("session %s failed: %s", session.id, exc)
-        except GateRejected as exc:
-            status, error = "cancelled", str(exc)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            status, error = "cancelled", "interrupted by the user"
-            await self._finish(run, status, error, started, prior_tokens)
-            raise
-        return await self._finish(run, status, error, started, prior_tokens)
+        result: DebateResult = await self._drive_plan(run, self.plan(), started, prior_tokens)
+        return result
 
-    async def _phase(self, run: DebateRun, phase: Phase, round_no: int) -> None:
-        self.bus.emit(PhaseStarted(run.session_id, phase.name, round_no))
-        summary = await phase.execute(run, round_no)
-        self.bus.emit(PhaseCompleted(run.session_id, phase.name, round_no, summary))
-        if not await self.gates.check(run, phase.name, round_no):
-            raise GateRejected(f"rejected at the {phase.name} gate")
+    async def _early_stop(self, run: DebateRun, step: str) -> str | None:
+        return await early_agreement(run) if step in _EARLY_STOP_AFTER else None
 
-    async def _loop(self, run: DebateRun, plan: ProtocolPlan) -> None:
-        history: list[tuple[tuple[int, ...], float]] = []
-        for round_no in range(1, self.config.rounds + 1):
-            for phase in plan.loop:
-                await self._phase(run, phase, round_no)
-            run.state.rounds_done = round_no
-            stop = await plan.check(run, round_no, history)
-            leader = run.leader()
-            scores = run.state.scores(round_no)
-            self.bus.emit(RoundCompleted(run.session_id, round_no, scores, leader.agent_id if leader else None, stop))
-            if stop is not None:
-                run.state.stop_reason = stop
-                break
-            if round_no < self.config.rounds and await self._checkpoint(run, round_no) == "end":
-                run.state.stop_reason = "ended by the human at a checkpoint"
-                run.state.ended_by_human = True
-                break
-        else:
-            run.state.stop_reason = (
-                f"max rounds ({self.config.rounds})" if self.config.rounds else "no debate rounds configured"
-            )
+    async def _run_steps(self, run: DebateRun, plan: ProtocolPlan[DebateRun]) -> None:
+        if run.deps.wisdom is not None:
+            run.state.lessons = await recall_lessons(run, run.deps.wisdom)
+        await super()._run_steps(run, plan)
+        if run.deps.wisdom is not None:
+            await learn_lessons(run, run.deps.wisdom)
+
+    def _round_scores(self, run: DebateRun, round_no: int) -> tuple[dict[str, int], str | None]:
+        return run.state.scores(round_no) if round_no else {}, _leader_id(run)
+
+    def _checkpoint_summary(self, run: DebateRun, round_no: int) -> str:
+        leader = run.leader()
+        if leader is None:
+            return f"round {round_no}"
+        return f"round {round_no}: leader {leader.agent_id} {leader.report.passed}/{leader.report.total}"
+
+    async def _after_loop(self, run: DebateRun) -> None:
         if run.state.stop_reason.startswith(("stalemate", "max rounds", "no improvement")):
             leader = run.leader()
             if leader is None or not leader.report.all_passed:
                 run.state.escalation = escalation_summary(run)
                 self.bus.emit(Escalated(run.session_id, run.state.stop_reason, run.state.escalation))
-
-    async def _checkpoint(self, run: DebateRun, round_no: int) -> str:
-        """Continue / Guide / End after ``round_no``; journaled so a resume does not ask again."""
-        human = run.human
-        if human is None:
-            return "continue"
-
-        async def ask() -> TurnRecord:
-            leader = run.leader()
-            summary = (
-                f"round {round_no}: leader {leader.agent_id} {leader.report.passed}/{leader.report.total}"
-                if leader
-                else f"round {round_no}"
-            )
-            decided = await human.checkpoint(round_no, summary)
-            return run.tool_turn(
-                round_no=round_no,
-                phase="checkpoint",
-                agent_id="human",
-                role="human",
-                kind="decision",
-                content=f"{decided.action}" + (f": {decided.guidance}" if decided.guidance else ""),
-                metadata={"decision": decided.model_dump()},
-            )
-
-        turn = await run.journal.replay_or_do(turn_key(round_no, "checkpoint", "human", "decision"), ask)
-        await run.record(turn)
-        decision = CheckpointDecision.model_validate(turn.metadata.get("decision", {}))
-        if decision.action == "guide" and decision.guidance:
-            run.state.guidance.append(decision.guidance)
-        self.bus.emit(CheckpointDecided(run.session_id, round_no, decision.action, decision.guidance))
-        return decision.action
 
     async def _finish(
         self, run: DebateRun, status: SessionStatus, error: str | None, started: float, prior_tokens: int

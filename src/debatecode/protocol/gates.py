@@ -22,7 +22,7 @@ from debatecode.protocol.settings import GateSettings
 from debatecode.protocol.state import GateRecord, TurnRecord
 
 if TYPE_CHECKING:
-    from debatecode.protocol.run import DebateRun
+    from debatecode.protocol.turns import SessionRun
     from debatecode.store.repository import SessionStore
 
 __all__ = ["GateKeeper", "approves", "rejecting_gate"]
@@ -40,7 +40,7 @@ class GateKeeper:
     def gated(self, phase: str) -> bool:
         return self.settings.enabled and phase in self.settings.phases
 
-    async def check(self, run: DebateRun, phase: str, round_no: int) -> bool:
+    async def check(self, run: SessionRun, phase: str, round_no: int) -> bool:
         """True when the debate may go on after ``phase``.
 
         Raises:
@@ -52,13 +52,14 @@ class GateKeeper:
 
         async def ask() -> TurnRecord:
             nonlocal decided
+            summary, artifacts = run.gate_view(phase)
             gate = GateRecord(
                 id=uuid.uuid4().hex,
                 session_id=run.session_id,
                 phase=phase,
                 round=round_no,
-                summary=_summary(run, phase),
-                artifacts=_artifacts(run),
+                summary=summary,
+                artifacts=artifacts,
             )
             await asyncio.to_thread(self.store.add_gate, gate)
             run.bus.emit(GateRequested(run.session_id, phase, gate.summary, gate.id))
@@ -84,7 +85,7 @@ class GateKeeper:
             run.bus.emit(GateDecided(run.session_id, phase, decided.status, decided.reviewer, decided.reason))
         return bool(turn.metadata.get("approved"))
 
-    async def _decide(self, run: DebateRun, gate: GateRecord) -> GateRecord:
+    async def _decide(self, run: SessionRun, gate: GateRecord) -> GateRecord:
         if run.human is not None:
             answer = await run.human.approve(gate.phase, gate.summary)
             if answer is not None:
@@ -123,20 +124,3 @@ def rejecting_gate(store: SessionStore, session_id: str, settings: GateSettings)
         (gate for gate in store.gates(session_id) if gate.status != "pending" and not approves(gate, settings)),
         None,
     )
-
-
-def _summary(run: DebateRun, phase: str) -> str:
-    leader = run.leader()
-    if leader is None:
-        return f"after {phase}: no candidate has code"
-    return f"after {phase}: {leader.agent_id} leads with {leader.report.passed}/{leader.report.total} tests passing"
-
-
-def _artifacts(run: DebateRun) -> dict[str, object]:
-    leader = run.leader()
-    return {
-        "leader": leader.agent_id if leader else None,
-        "code": leader.code if leader else None,
-        "tests": {"passed": leader.report.passed, "total": leader.report.total} if leader else None,
-        "scores": {item.reviewer: item.satisfaction for item in run.state.reviews[-6:]},
-    }

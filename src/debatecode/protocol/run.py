@@ -1,4 +1,4 @@
-"""``DebateRun``: what one session's phases are given — who debates, what is known, and the services.
+"""``DebateRun``: what one code debate's phases are given — who debates, what is known, and the services.
 
 A run is three things side by side:
 
@@ -10,37 +10,28 @@ A run is three things side by side:
 - ``journal`` (:class:`~debatecode.protocol.journal.Journal`): every turn by a
   key that survives a crash and resume.
 
-Phases never call the model, the store or the event bus directly. They ask
-the run, which journals every turn: a turn whose key is already stored (a
-resumed or replayed session) is returned from the journal instead of calling
-the model again.
+Turn-taking (``ask``, ``tool_turn``, ``record``) is the generic
+:class:`~debatecode.protocol.turns.SessionRun`'s; this class adds the code: the
+workspace, candidates, the leader, and pulling code out of replies.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
-from debatecode.config import DebateConfig
 from debatecode.execution.cleaning import clean_solution
 from debatecode.llm.parsing import extract_code
-from debatecode.protocol.allowance import RoundBudgetExceeded
 from debatecode.protocol.debate_state import DebateState, DroppedAgent
 from debatecode.protocol.deps import DebateDeps
-from debatecode.protocol.events import AgentStatusChanged, EventBus
-from debatecode.protocol.journal import Journal, turn_key
-from debatecode.protocol.reply_quality import is_rubber_stamp
+from debatecode.protocol.journal import turn_key
 from debatecode.protocol.roster import AUTHOR_ROLES
-from debatecode.protocol.settings import PHASE_NAMES
-from debatecode.protocol.state import SessionRecord, TurnRecord, TurnStatus
+from debatecode.protocol.turns import SessionRun, gather_all
 
 if TYPE_CHECKING:
-    from debatecode.protocol.human import HumanInterface
+    from debatecode.agents.agent import Agent
     from debatecode.protocol.workspace import Candidate, CodeWorkspace
     from debatecode.task import Task
 
@@ -48,49 +39,20 @@ __all__ = ["AUTHOR_ROLES", "COMPETITOR_ROLES", "DebateRun", "gather_all", "turn_
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
 COMPETITOR_ROLES = frozenset({*AUTHOR_ROLES, "moonshot"})
 """Roles whose code competes for the win (authors, and the Moonshot's ambitious versions)."""
 
-_RUBBER_STAMP_NUDGE = (
-    "Your reply was rejected as a rubber stamp: it approves without reasoning. "
-    "State what you checked and why it holds, or what fails and why."
-)
-
 
 @dataclass
-class DebateRun:
-    """One session as its phases see it: participants, ``state``, ``deps`` and the journal."""
+class DebateRun(SessionRun):
+    """One code-debate session as its phases see it: participants, ``state``, ``deps`` and the journal."""
 
-    session: SessionRecord
-    config: DebateConfig
-    agents: list[Agent]
     state: DebateState
     deps: DebateDeps
-
-    def __post_init__(self) -> None:
-        self._semaphore = asyncio.Semaphore(self.config.max_concurrency)
-
-    @property
-    def session_id(self) -> str:
-        return self.session.id
-
-    @property
-    def journal(self) -> Journal:
-        return self.deps.journal
 
     @property
     def ws(self) -> CodeWorkspace:
         return self.deps.workspace
-
-    @property
-    def bus(self) -> EventBus:
-        return self.deps.bus
-
-    @property
-    def human(self) -> HumanInterface | None:
-        return self.deps.human
 
     @property
     def task(self) -> Task:
@@ -98,23 +60,9 @@ class DebateRun:
 
     # -- participants -----------------------------------------------------
 
-    def agent(self, agent_id: str) -> Agent:
-        return next(a for a in self.agents if a.id == agent_id)
-
-    def with_role(self, role: str) -> list[Agent]:
-        return [a for a in self.agents if a.role.name == role]
-
-    def first_with_role(self, role: str) -> Agent | None:
-        found = self.with_role(role)
-        return found[0] if found else None
-
     def authors(self) -> list[Agent]:
         """The agents that write candidates (generators or implementers)."""
         return [a for a in self.agents if a.role.name in AUTHOR_ROLES]
-
-    def order(self) -> list[str]:
-        """Agent ids in roster order: the tie-break of every ranking."""
-        return [a.id for a in self.agents]
 
     def leader(self) -> Candidate | None:
         """The candidate passing the most tests (ties: roster order)."""
@@ -131,10 +79,6 @@ class DebateRun:
         self.state.add_risk(agent_id, f"dropped from the debate: {reason}")
         logger.warning("%s dropped from the debate: %s", agent_id, reason)
 
-    def status(self, agent: Agent | str, status: str, phase: str = "") -> None:
-        agent_id = agent if isinstance(agent, str) else agent.id
-        self.bus.emit(AgentStatusChanged(self.session_id, agent_id, status, phase))
-
     def context(self, agent_id: str | None = None) -> dict[str, Any]:
         """What prompts show: clarifications, the plan, human guidance, and the validation feedback on ``agent_id``'s code."""
         state = self.state
@@ -146,203 +90,27 @@ class DebateRun:
             "lessons": state.lessons,
         }
 
-    # -- turns ------------------------------------------------------------
+    def gate_view(self, phase: str) -> tuple[str, dict[str, object]]:
+        leader = self.leader()
+        if leader is None:
+            summary = f"after {phase}: no candidate has code"
+        else:
+            summary = f"after {phase}: {leader.agent_id} leads with {leader.report.passed}/{leader.report.total} tests passing"
+        artifacts: dict[str, object] = {
+            "leader": leader.agent_id if leader else None,
+            "code": leader.code if leader else None,
+            "tests": {"passed": leader.report.passed, "total": leader.report.total} if leader else None,
+            "scores": {item.reviewer: item.satisfaction for item in self.state.reviews[-6:]},
+        }
+        return summary, artifacts
 
-    async def ask(
-        self,
-        agent: Agent,
-        prompt: Prompt,
-        *,
-        phase: str,
-        round_no: int,
-        kind: str,
-        want_code: bool = False,
-        needs_reasoning: bool = False,
-    ) -> TurnRecord:
-        """One model turn, not yet persisted (``record`` it, or ``evaluate`` it when it carries code).
-
-        A stored turn with the same key is returned instead of calling the model.
-        With ``needs_reasoning``, a rubber-stamp reply is recorded as ``rejected``
-        and the question is asked once more.
-
-        Raises:
-            ModelError: the model call failed for good.
-            BudgetExceeded: the session's token budget is spent.
-        """
-        key = turn_key(round_no, phase, agent.id, kind)
-
-        async def call() -> TurnRecord:
-            turn = await self._call(
-                agent, prompt, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code
-            )
-            # A base model cannot follow the nudge (and greedy decoding would repeat itself): only chat replies are re-asked.
-            if needs_reasoning and prompt.style == "chat" and is_rubber_stamp(turn.content):
-                rejected = turn.model_copy(update={"key": f"{key}:rubber-stamp", "status": "rejected"})
-                await self.record(rejected)
-                logger.info("%s's %s reply was a rubber stamp; asking once more", agent.id, kind)
-                retry = Prompt(
-                    messages=[*prompt.messages[:-1], _nudge(prompt.messages[-1], prompt.style)],
-                    style=prompt.style,
-                    prefix=prompt.prefix,
-                    stop=prompt.stop,
-                    max_tokens=prompt.max_tokens,
-                )
-                turn = await self._call(
-                    agent, retry, key=key, phase=phase, round_no=round_no, kind=kind, want_code=want_code
-                )
-                turn = turn.model_copy(update={"metadata": {**turn.metadata, "rubber_stamp_retry": True}})
-            return turn
-
-        return await self.journal.replay_or_do(key, call)
-
-    async def _call(
-        self, agent: Agent, prompt: Prompt, *, key: str, phase: str, round_no: int, kind: str, want_code: bool
-    ) -> TurnRecord:
-        default_max = (
-            self.config.llm.completion_max_tokens if prompt.style == "completion" else self.config.llm.max_tokens
-        )
-        max_tokens = prompt.max_tokens or default_max
-        allowance = self.deps.allowance
-        budget_round = round_no if round_no else -(PHASE_NAMES.index(phase) + 1 if phase in PHASE_NAMES else 99)
-        remaining = allowance.remaining(agent.id, budget_round) if allowance is not None else None
-        if remaining is not None and remaining <= 0:
-            logger.info("%s sits out %s: its round token budget is spent", agent.id, kind)
-            return self.journal.new_turn(
-                key=key,
-                agent_id=agent.id,
-                role=agent.role.name,
-                kind=kind,
-                provider="",
-                model=agent.model,
-                content="",
-                status="no_code" if want_code else "error",
-                metadata={"sat_out": "round token budget spent"},
-            )
-        if remaining is not None:
-            max_tokens = min(max_tokens, remaining)
-        async with self._semaphore:
-            self.status(agent, "thinking", phase)
-            completion = await self.deps.llm.complete(
-                agent.model,
-                prompt.messages,
-                max_tokens=max_tokens,
-                temperature=agent.temperature,
-                seed=agent.seed,
-                stop=prompt.stop or None,
-                tags={"phase": phase, "agent": agent.id, "round": str(round_no), "kind": kind, "role": agent.role.name},
-                budget=self.deps.budget,
-            )
-            self.status(agent, "idle", phase)
-        if allowance is not None:
-            try:
-                allowance.charge(agent.id, budget_round, completion.completion_tokens)
-            except RoundBudgetExceeded as exc:
-                logger.info("%s went over its round token budget (%s of %s)", agent.id, exc.spent, exc.allowance)
-        code = None
-        removed: tuple[str, ...] = ()
-        if want_code:
-            code = extract_code(completion.text, entry_point=self.task.entry_point, prompt_prefix=prompt.prefix)
-            if code is not None:  # the one place model code enters: solution.py holds no example calls
-                cleaned = clean_solution(code, self.task.entry_point)
-                code, removed = cleaned.code, cleaned.removed
-                if removed:
-                    logger.info("%s %s: removed from its code: %s", agent.id, kind, "; ".join(removed))
-            if code is not None and prompt.style == "chat":
-                code = self.task.with_prompt_context(code)
-        status: TurnStatus = "no_code" if want_code and code is None else "ok"
-        return self.journal.new_turn(
-            key=key,
-            agent_id=agent.id,
-            role=agent.role.name,
-            kind=kind,
-            provider=completion.provider,
-            model=completion.model,
-            prompt=prompt.text,
-            content=completion.text,
-            code=code,
-            status=status,
-            metadata={
-                "temperature": agent.temperature,
-                "seed": agent.seed,
-                "usage_estimated": completion.usage_estimated,
-                "prompt_style": prompt.style,
-                **({"prompt_dropped": list(completion.dropped)} if completion.dropped else {}),
-                **({"cleaned": list(removed)} if removed else {}),
-            },
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            cost_usd=completion.cost_usd,
-            response_time_ms=int(completion.latency_s * 1000),
-        )
-
-    def tool_turn(
-        self,
-        *,
-        round_no: int,
-        phase: str,
-        agent_id: str,
-        role: str,
-        kind: str,
-        content: str,
-        tool_calls: list[dict[str, Any]] | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> TurnRecord:
-        """A turn taken by a tool or a human rather than a model (not yet persisted); a journaled one when replaying."""
-        key = turn_key(round_no, phase, agent_id, kind)
-        return self.journal.replay(key) or self.journal.new_turn(
-            key=key,
-            agent_id=agent_id,
-            role=role,
-            kind=kind,
-            provider="tool" if role != "human" else "human",
-            model="",
-            content=content,
-            tool_calls=tool_calls or [],
-            metadata=metadata or {},
-        )
-
-    async def record(self, turn: TurnRecord) -> TurnRecord:
-        """Persist a completed turn (once), giving it the next sequence number."""
-        return await self.journal.record(turn)
-
-    def turns(self, phase: str | None = None, kind: str | None = None) -> list[TurnRecord]:
-        """Recorded turns in order, optionally of one phase and kind."""
-        return self.journal.turns(phase, kind)
-
-
-def _nudge(message: Any, style: str) -> Any:
-    if style == "completion":
-        return {"role": message["role"], "content": f"# {_RUBBER_STAMP_NUDGE}\n{message['content']}"}
-    return {"role": message["role"], "content": f"{message['content']}\n\n{_RUBBER_STAMP_NUDGE}"}
-
-
-async def gather_all(*aws: Awaitable[T]) -> list[T]:
-    """Run ``aws`` concurrently; on the first failure cancel the rest and raise that failure.
-
-    Unlike ``asyncio.gather``, no sibling keeps running (and writing) after
-    the session has already been marked failed.
-    """
-    tasks: list[asyncio.Task[T]] = []
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(_as_coroutine(aw)) for aw in aws]
-    except BaseExceptionGroup as failures:
-        errors = _flatten(failures)
-        for extra in errors[1:]:
-            logger.debug("further failure in the same step: %r", extra)
-        raise errors[0] from None
-    return [task.result() for task in tasks]
-
-
-async def _as_coroutine(aw: Awaitable[T]) -> T:
-    return await aw
-
-
-def _flatten(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    found: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            found.extend(_flatten(exc))
-        elif not isinstance(exc, asyncio.CancelledError):
-            found.append(exc)
-    return found or list(group.exceptions)
+    def _code_from(self, text: str, prompt: Prompt) -> tuple[str | None, tuple[str, ...]]:
+        code = extract_code(text, entry_point=self.task.entry_point, prompt_prefix=prompt.prefix)
+        if code is None:
+            return None, ()
+        # The one place model code enters: solution.py holds no example calls.
+        cleaned = clean_solution(code, self.task.entry_point)
+        code = cleaned.code
+        if prompt.style == "chat":
+            code = self.task.with_prompt_context(code)
+        return code, cleaned.removed

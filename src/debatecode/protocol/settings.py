@@ -111,7 +111,7 @@ class ReviewSettings(_Section):
     """Code review of the leading candidate."""
 
     reviewers: list[LLMRoleName] = Field(default_factory=lambda: ["judge", "contrarian", "security"])
-    """Roles that review each round, by name (``judge``, ``contrarian``, ``security``...); an unknown role is a config error that lists the known ones. Cross-cutting roles (security) always speak last."""
+    """Roles that review each round, by name (``judge``, ``contrarian``, ``security``...); an unknown role is a config error that lists the known ones. The perspective catalog's cross-cutting reviewers ``observability``, ``operations`` and ``test`` are accepted too; cross-cutting reviewers always speak last, in the order observability → operations → test → security."""
     satisfaction_target: int = Field(default=90, ge=0, le=100)
     """Every reviewer at or above this is consensus."""
     min_progress: float = Field(default=5.0, ge=0)
@@ -167,6 +167,8 @@ class CheckpointSettings(_Section):
 
     enabled: bool = True
     """Ask at each round's end when running in a terminal; ``--no-checkpoints`` turns it off."""
+    timeout_s: float = Field(default=1800, gt=0)
+    """A checkpoint nobody answers within this many seconds pauses the session (status ``paused``); ``--resume`` continues it."""
 
 
 class GateSettings(_Section):

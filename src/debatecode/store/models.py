@@ -116,6 +116,7 @@ class SessionRow(Base):
     task_hash: Mapped[str] = mapped_column(String(128))
     topic: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(32), index=True)
+    kind: Mapped[str] = mapped_column(String(16), index=True, server_default="code")
     topology: Mapped[str] = mapped_column(String(64))
     coordination_protocol: Mapped[str] = mapped_column(String(64))
     model: Mapped[str] = mapped_column(NAME)

@@ -20,6 +20,7 @@ __all__ = [
     "GateRecord",
     "GateStatus",
     "SessionRecord",
+    "SessionKind",
     "SessionStatus",
     "TurnRecord",
     "TurnStatus",
@@ -28,7 +29,9 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 
-SessionStatus = Literal["pending", "running", "completed", "failed", "budget_exceeded", "cancelled"]
+SessionStatus = Literal["pending", "running", "completed", "failed", "budget_exceeded", "cancelled", "paused"]
+"""``paused``: stopped at a checkpoint nobody answered in time; ``--resume`` continues it."""
+SessionKind = Literal["code", "design"]
 TurnStatus = Literal["ok", "no_code", "error", "rejected"]
 GateStatus = Literal["pending", "approved", "rejected", "timed_out"]
 
@@ -51,6 +54,8 @@ class SessionRecord(BaseModel):
     topic: str = ""
     """The task description."""
     status: SessionStatus = "pending"
+    kind: SessionKind = "code"
+    """``code`` (a ``solve`` session) or ``design`` (a ``debate`` session ending in a decision record)."""
     topology: str = "mesh"
     coordination_protocol: str = "independent"
     model: str = ""

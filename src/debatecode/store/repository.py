@@ -257,8 +257,8 @@ class SessionStore:
                 row = matches[0]
             return record_from_row(SessionRecord, row)
 
-    def list_sessions(self, limit: int = 50, status: str | None = None) -> list[SessionRecord]:
-        """Up to ``limit`` sessions, newest first, optionally only those with ``status``.
+    def list_sessions(self, limit: int = 50, status: str | None = None, kind: str | None = None) -> list[SessionRecord]:
+        """Up to ``limit`` sessions, newest first, optionally only those with ``status`` and of ``kind``.
 
         Raises:
             StoreError: the read failed.
@@ -266,6 +266,8 @@ class SessionStore:
         query = select(SessionRow).order_by(SessionRow.created_at.desc(), SessionRow.id.desc()).limit(max(limit, 0))
         if status is not None:
             query = query.where(SessionRow.status == status)
+        if kind is not None:
+            query = query.where(SessionRow.kind == kind)
         with self._transaction("list sessions", write=False) as db:
             return [record_from_row(SessionRecord, row) for row in db.scalars(query)]
 

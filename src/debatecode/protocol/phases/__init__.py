@@ -7,10 +7,9 @@ debate loop; the engine checks convergence after each loop round.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from debatecode.protocol.driver import ProtocolPlan
 from debatecode.protocol.phases.adversarial import AdversarialPhase
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.phases.convergence import ConvergencePhase, check_convergence, round_vote
@@ -57,10 +56,7 @@ PHASE_ORDER: list[type[Phase]] = [
 _LOOP = ("critique", "review")
 
 
-RoundCheck = Callable[["DebateRun", int, list[tuple[tuple[int, ...], float]]], Awaitable[str | None]]
-
-
-async def code_round_check(run: DebateRun, round_no: int, history: list[tuple[tuple[int, ...], float]]) -> str | None:
+async def code_round_check(run: DebateRun, round_no: int, history: list[Any]) -> str | None:
     """Why the code debate's loop stops after ``round_no`` (tests, progress, stalemate, then a vote), or None."""
     reason = check_convergence(run, round_no, history)
     if reason is None and run.config.phases.convergence:
@@ -68,27 +64,22 @@ async def code_round_check(run: DebateRun, round_no: int, history: list[tuple[tu
     return reason
 
 
-@dataclass
-class ProtocolPlan:
-    """Phases before the debate loop, inside it (repeated per round) and after it, and when the loop stops."""
-
-    before: list[Phase] = field(default_factory=list)
-    loop: list[Phase] = field(default_factory=list)
-    after: list[Phase] = field(default_factory=list)
-    check: RoundCheck = code_round_check
-
-    def names(self) -> list[str]:
-        return [p.name for p in (*self.before, *self.loop, *self.after)]
+_SKIPPED_ON_EARLY_STOP = frozenset({"optimization", "adversarial"})
+"""After-loop phases an early stop skips: the final vote still runs."""
 
 
-def code_debate_plan(config: DebateConfig) -> ProtocolPlan:
+def code_debate_plan(config: DebateConfig) -> ProtocolPlan[DebateRun]:
     """The plan of ``config.strategy``: the code debate with the phases ``config.phases`` switches on, or Reflexion alone."""
     from debatecode.protocol.reflexion import ReflexionPhase
 
     if config.strategy == "reflexion":
-        return ProtocolPlan(before=[ProposalPhase()], after=[ReflexionPhase(), ConvergencePhase()])
+        return ProtocolPlan(
+            before=[ProposalPhase()], after=[ReflexionPhase(), ConvergencePhase()], check=code_round_check, rounds=0
+        )
     switches = config.phases.model_dump()
-    plan = ProtocolPlan()
+    plan: ProtocolPlan[DebateRun] = ProtocolPlan(
+        check=code_round_check, rounds=config.rounds, skipped_on_early_stop=_SKIPPED_ON_EARLY_STOP
+    )
     if config.reflexion.enabled and config.reflexion.in_debate and (switches["critique"] or switches["review"]):
         plan.loop.append(ReflexionPhase())
     seen_loop = False

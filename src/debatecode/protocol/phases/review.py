@@ -1,13 +1,14 @@
 """Review: reviewers score the leading candidate against the task and its test results.
 
-Reviewers speak in order, domain roles first and cross-cutting ones (Security)
-last, each seeing the reviews before it and the candidate's test results. A
-candidate that fails a visible test scores at most ``review.failing_cap``,
-whatever the reviewer says. Each gives a satisfaction score
-(0-100), a rationale, blocking concerns and suggestions; a rubber-stamp reply
-("looks good") is rejected and asked again once. When a reviewer is below the
-target with concerns, the leader's author revises (kept only if no test
-regresses). A Contrarian below target is recorded as a dissent.
+Reviewers speak in order, domain roles first and cross-cutting ones last
+(observability → operations → test → security), each seeing the reviews
+before it and the candidate's test results. A candidate that fails a visible
+test scores at most ``review.failing_cap``, whatever the reviewer says. Each
+gives a satisfaction score (0-100), a rationale, blocking concerns and
+suggestions; a rubber-stamp reply ("looks good") is rejected and asked again
+once. When a reviewer is below the target with concerns, the leader's author
+revises (kept only if no test regresses). A Contrarian below target is
+recorded as a dissent.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from debatecode.agents.agent import Agent
 from debatecode.errors import ModelError
 from debatecode.llm.tokens import context_window
 from debatecode.protocol.debate_state import Dissent, ReviewItem
+from debatecode.protocol.ordering import CROSS_CUTTING
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_review
 from debatecode.protocol.run import DebateRun
@@ -67,7 +69,13 @@ class ReviewPhase(Phase):
         agents = [a for a in run.agents if a.role.name in wanted]
         ordering = run.deps.ordering
         if ordering is None:
-            return sorted(agents, key=lambda a: (a.role.cross_cutting, wanted.index(a.role.name)))
+            return sorted(
+                agents,
+                key=lambda a: (
+                    a.role.cross_cutting,
+                    CROSS_CUTTING.index(a.role.concern) if a.role.cross_cutting else wanted.index(a.role.name),
+                ),
+            )
         order = [agent_id for agent_id in ordering.order(round_no) if any(a.id == agent_id for a in agents)]
         return [run.agent(agent_id) for agent_id in order]
 

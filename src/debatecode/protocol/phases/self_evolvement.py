@@ -6,9 +6,14 @@ pass every visible test and agree on probe inputs (``early_stop``), nobody
 refines and the debate is skipped. Otherwise each author refines up to
 ``self_evolvement.max_iterations`` times while a visible test fails, from the
 actual failures; a refinement is kept only if it passes at least as many tests.
+When a refinement was not kept, the next one would repeat the same prompt, so it
+is sampled afresh (the configured temperature and another seed) instead of
+paying for the same reply twice.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from debatecode.agents.agent import Agent
 from debatecode.protocol.early_stop import early_agreement
@@ -38,6 +43,7 @@ class SelfEvolvementPhase(Phase):
 
     async def _evolve(self, run: DebateRun, agent: Agent) -> int:
         refinements = 0
+        asked: set[str] = set()
         for iteration in range(1, run.config.self_evolvement.max_iterations + 1):
             current = run.ws.candidates[agent.id]
             if current.all_visible_pass():
@@ -46,7 +52,19 @@ class SelfEvolvementPhase(Phase):
             prompt = agent.prompt(
                 "refine", run.task, len(run.authors()), code=current.code or "", report=report, **run.context(agent.id)
             )
-            turn = await run.ask(agent, prompt, phase=self.name, round_no=0, kind=f"refine-{iteration}", want_code=True)
+            speaker = agent
+            if prompt.text in asked:
+                # The last refinement was not kept, so this prompt was asked already: the same seed (or greedy
+                # decoding) would repeat the same reply. Sample afresh instead.
+                speaker = replace(
+                    agent,
+                    temperature=max(agent.temperature, run.config.llm.temperature),
+                    seed=agent.seed + 1000 * iteration,
+                )
+            asked.add(prompt.text)
+            turn = await run.ask(
+                speaker, prompt, phase=self.name, round_no=0, kind=f"refine-{iteration}", want_code=True
+            )
             run.ws.adopt(await run.ws.evaluate(agent, turn))
             refinements += 1
         return refinements

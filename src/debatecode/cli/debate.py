@@ -1,0 +1,264 @@
+"""``debatecode debate "QUESTION"``: a design debate among perspectives, ending in a decision record (ADR)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.markup import escape
+
+from debatecode.cli.common import console, err_console, fail, reporting_errors, setup_logging
+from debatecode.errors import ExitCode
+
+if TYPE_CHECKING:
+    from debatecode.config import DebateConfig
+    from debatecode.protocol.design.engine import DesignResult
+    from debatecode.protocol.design.question import DesignQuestion
+
+__all__ = ["debate"]
+
+
+def debate(
+    question: str | None = typer.Argument(
+        None, help="The question in quotes, or a question.md file (front matter: title, perspectives, mode, context)."
+    ),
+    context: list[Path] = typer.Option(
+        [], "--context", "-c", help="A file (code, docs, a diff) to debate over; repeatable."
+    ),
+    perspectives: str | None = typer.Option(
+        None,
+        "--perspectives",
+        "-p",
+        help="Comma-separated perspective keys (see docs/design-debates.md); default: the moderator picks.",
+    ),
+    min_rounds: int | None = typer.Option(
+        None, "--min-rounds", help="Response rounds before the debate may end (default 2)."
+    ),
+    max_rounds: int | None = typer.Option(
+        None, "--max-rounds", help="Response rounds at most (default 5, at most 10)."
+    ),
+    mode: str | None = typer.Option(
+        None, "--mode", help="deliberative (an ADR, default) or patchlist (BLOCKING/HIGH/MEDIUM-LOW items)."
+    ),
+    repo: Path | None = typer.Option(
+        None, "--repo", help="Repository whose docs/decisions/ gets the ADR (default: the current folder)."
+    ),
+    no_checkpoints: bool = typer.Option(
+        False, "--no-checkpoints", help="Never stop for Continue / Guide / End between rounds."
+    ),
+    resume: str | None = typer.Option(None, "--resume", help="Continue the stored design debate with this id."),
+    list_: bool = typer.Option(False, "--list", help="List recent design debates and exit."),
+    model: str | None = typer.Option(
+        None, "--model", "-m", help="Model for every participant (default: the embedded model)."
+    ),
+    models: str | None = typer.Option(
+        None,
+        "--models",
+        help="Model tiering by stage, e.g. round1=openai/gpt-4o,round2=local/qwen2.5-coder-0.5b,synthesis=...",
+    ),
+    token_budget: int | None = typer.Option(
+        None, "--token-budget", help="Stop after this many tokens (the debate can be resumed)."
+    ),
+    round_timeout: float | None = typer.Option(
+        None, "--round-timeout", help="Seconds one round may take (default 600)."
+    ),
+    timeout: float | None = typer.Option(None, "--timeout", help="Seconds the whole debate may take (default 3600)."),
+    then_task: Path | None = typer.Option(
+        None, "--then-task", help="Also write a task.md skeleton from the decision, for `debatecode solve`."
+    ),
+    config_file: Path | None = typer.Option(
+        None, "--config", help="Config file (default: ./debatecode.toml if present)."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
+) -> None:
+    """Debate a design QUESTION and write an architecture decision record. Exit 0 when the record is written,
+    2 on bad input, 3 when the run failed, 5 when the debate escalated and nobody chose (the record says so),
+    6 when a checkpoint went unanswered and the debate paused (resume it with --resume)."""
+    setup_logging(verbose)
+    overrides: dict[str, Any] = {
+        "model": model,
+        "token_budget": token_budget,
+        "design.min_rounds": min_rounds,
+        "design.max_rounds": max_rounds,
+        "design.mode": mode,
+        "design.round_timeout_s": round_timeout,
+        "design.timeout_s": timeout,
+    }
+    with reporting_errors():
+        from debatecode.cli.common import parse_models
+
+        if perspectives is not None:
+            overrides["design.perspectives"] = [p.strip() for p in perspectives.split(",") if p.strip()]
+        if models is not None:
+            overrides["design.models"] = parse_models(models)
+        if no_checkpoints:
+            overrides["checkpoints.enabled"] = False
+        if list_:
+            raise typer.Exit(_list(config_file, overrides))
+        if question is None and resume is None:
+            raise fail(
+                "give a question (or a question.md file), or --resume ID, or --list",
+                ExitCode.BAD_INPUT,
+                'debatecode debate "Should we store sessions in SQLite or PostgreSQL?"',
+            )
+        code = _debate(question, context, overrides, config_file, resume, (repo or Path.cwd()), then_task)
+    raise typer.Exit(code)
+
+
+def _config(config_file: Path | None, overrides: dict[str, Any]) -> DebateConfig:
+    from debatecode.config import load_config
+
+    if config_file is not None and not config_file.is_file():
+        raise fail(f"config file {config_file} does not exist", ExitCode.BAD_INPUT)
+    return load_config(config_file, overrides)
+
+
+def _list(config_file: Path | None, overrides: dict[str, Any]) -> int:
+    from rich.table import Table
+
+    from debatecode.store import open_store
+
+    config = _config(config_file, overrides)
+    store = open_store(config.store_url)
+    try:
+        sessions = store.list_sessions(limit=20, kind="design")
+    finally:
+        store.close()
+    if not sessions:
+        console.print('No design debates yet. Start one: debatecode debate "Should we ...?"')
+        return ExitCode.OK
+    table = Table(header_style="bold")
+    for column in ("id", "started", "status", "rounds", "confidence", "question", "record"):
+        table.add_column(column)
+    for s in sessions:
+        adr = s.outcome.get("adr") or ""
+        table.add_row(
+            s.id,
+            s.created_at.strftime("%Y-%m-%d %H:%M"),
+            s.status,
+            str(s.total_rounds),
+            str(s.outcome.get("confidence") or ""),
+            escape(s.task_title),
+            escape(Path(adr).name if adr else ""),
+        )
+    console.print(table)
+    return ExitCode.OK
+
+
+def _stored(config: DebateConfig, session_id: str) -> tuple[DebateConfig, DesignQuestion]:
+    from debatecode.config import DebateConfig
+    from debatecode.errors import TaskError
+    from debatecode.protocol.design.question import DesignQuestion
+    from debatecode.store import open_store
+
+    store = open_store(config.store_url)
+    try:
+        session = store.get_session(session_id)
+    finally:
+        store.close()
+    if session.kind != "design":
+        raise TaskError(
+            session_id, "this session is a code debate", fix=f"run `debatecode solve <task.md> --resume {session_id}`"
+        )
+    stored = dict(session.config)
+    question = DesignQuestion.model_validate(stored.pop("question"))
+    return DebateConfig.model_validate({**stored, "store_url": config.store_url}), question
+
+
+def _debate(
+    source: str | None,
+    context: list[Path],
+    overrides: dict[str, Any],
+    config_file: Path | None,
+    resume: str | None,
+    repo: Path,
+    then_task: Path | None,
+) -> int:
+    import asyncio
+
+    from debatecode.protocol.design.question import load_question
+
+    config = _config(config_file, overrides)
+    if resume is not None:
+        config, question = _stored(config, resume)
+    else:
+        assert source is not None
+        question = load_question(source, context=context)
+    if not repo.is_dir():
+        raise fail(f"--repo {repo} is not a folder", ExitCode.BAD_INPUT)
+    result = asyncio.run(_run(question, config, resume, repo))
+    return _report(result, then_task, resume)
+
+
+async def _run(question: DesignQuestion, config: DebateConfig, resume: str | None, repo: Path) -> DesignResult:
+    import sys
+
+    from debatecode.cli.debate_render import DebateRenderer
+    from debatecode.llm.client import LLMClient, validate_model
+    from debatecode.protocol.design.engine import DesignEngine
+    from debatecode.protocol.events import EventBus
+    from debatecode.store import open_store
+
+    with console.status("checking model and store…", spinner="dots"):
+        validate_model(config.model)
+        for tier in config.design.models.values():
+            validate_model(tier)
+        store = open_store(config.store_url)
+    llm = LLMClient(config.llm)
+    try:
+        bus = EventBus()
+        renderer = DebateRenderer(console)
+        bus.subscribe(renderer)
+        human = None
+        if config.checkpoints.enabled and sys.stdin.isatty() and console.is_terminal:
+            from debatecode.cli.human import TerminalHuman
+
+            human = TerminalHuman(console, renderer.paused)
+        engine = DesignEngine(config, llm=llm, store=store, repo=repo, bus=bus, human=human)
+        with renderer:
+            if resume is not None:
+                return await engine.resume(resume, question)
+            return await engine.debate(question)
+    finally:
+        await llm.aclose()
+        store.close()
+
+
+def _report(result: DesignResult, then_task: Path | None, resume: str | None) -> int:
+    session_id = result.session.id
+    hint = f"`debatecode debate --resume {session_id}`"
+    if result.status == "paused":
+        err_console.print(f"[yellow]paused:[/] {escape(str(result.error))}", soft_wrap=True)
+        return ExitCode.PAUSED
+    if result.status != "completed" or result.record is None:
+        err_console.print(f"[bold red]{result.status}:[/] {escape(str(result.error))}", soft_wrap=True)
+        err_console.print(
+            f"[yellow]hint:[/] debate {session_id} and its turns are saved in {escape(str(result.folder))}; "
+            f"fix the cause, then run {hint}.",
+            soft_wrap=True,
+        )
+        return ExitCode.RUN_FAILED
+    record = result.record
+    console.print(
+        f"[bold]Decision record:[/] {escape(str(result.adr_path))}\n"
+        f"[bold]Recommendation[/] ({record.recommendation.confidence}): {escape(record.recommendation.text)}\n"
+        f"Session files: {escape(str(result.folder))}  ·  debate id {session_id}",
+        soft_wrap=True,
+    )
+    if then_task is not None:
+        from debatecode.protocol.design.then_task import task_skeleton, write_task_skeleton
+
+        path = write_task_skeleton(then_task, task_skeleton(record))
+        console.print(
+            f"[bold]Task skeleton:[/] {escape(str(path))} (edit its tests, then `debatecode solve {escape(str(path))}`)"
+        )
+    if result.escalated:
+        err_console.print(
+            f"[yellow]escalated:[/] {escape(record.escalation.reason if record.escalation else record.stop_reason)}; "
+            "nobody chose an option (non-interactive run). The record lists the positions and options; decide, then "
+            "edit its status, or run the debate again in a terminal.",
+            soft_wrap=True,
+        )
+        return ExitCode.ESCALATED
+    return ExitCode.OK

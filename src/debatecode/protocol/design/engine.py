@@ -1,0 +1,329 @@
+"""``DesignEngine``: runs a design debate from a question to a decision record.
+
+It drives its plan through the same :class:`~debatecode.protocol.driver.SessionDriver`
+as the code engine, so a design debate is journaled turn by turn in the same
+store, emits the same events, stops at the same human checkpoints and gates,
+and resumes from its stored turns after a crash. What differs is the plan
+(``steps.py``, ``synthesis.py``) and the output: a decision record under the
+repository's ``docs/decisions/`` and the session folder
+``.debatecode/debates/<id>/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from debatecode.config import DebateConfig
+from debatecode.errors import StoreError, TaskError
+from debatecode.llm.budget import TokenBudget
+from debatecode.llm.client import LLMClient
+from debatecode.protocol.allowance import TokenAllowance
+from debatecode.protocol.deps import SessionDeps
+from debatecode.protocol.design.adr import write_adr
+from debatecode.protocol.design.files import DebateFiles
+from debatecode.protocol.design.question import DesignQuestion
+from debatecode.protocol.design.records import DecisionRecord
+from debatecode.protocol.design.run import DesignRun, DesignState
+from debatecode.protocol.design.settings import DesignSettings
+from debatecode.protocol.design.steps import (
+    AnalysisStep,
+    ArgumentsStep,
+    ModerationStep,
+    PositionsStep,
+    RebuttalsStep,
+    design_round_check,
+    moderator_agent,
+)
+from debatecode.protocol.design.synthesis import EscalationStep, SynthesisReviewStep, SynthesisStep
+from debatecode.protocol.driver import ProtocolPlan, SessionDriver, Step, StepTimedOut
+from debatecode.protocol.events import EventBus, SessionFinished, SessionStarted
+from debatecode.protocol.human import HumanInterface
+from debatecode.protocol.journal import Journal
+from debatecode.protocol.state import SessionRecord, SessionStatus
+from debatecode.store.repository import SessionStore
+
+__all__ = ["DesignEngine", "DesignResult"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DesignResult:
+    """What a finished (or stopped) design debate produced."""
+
+    session: SessionRecord
+    status: SessionStatus
+    record: DecisionRecord | None
+    adr_path: Path | None
+    folder: Path
+    """The session folder (metadata.json, round-N.md, convergence.json)."""
+    error: str | None = None
+
+    @property
+    def escalated(self) -> bool:
+        """The debaters could not settle it and no human chose: the record says so."""
+        return self.record is not None and self.record.status == "escalated"
+
+
+class DesignEngine(SessionDriver[DesignRun]):
+    """Runs design debates over a model client and a store (no sandbox: nothing is executed)."""
+
+    def __init__(
+        self,
+        config: DebateConfig,
+        *,
+        llm: LLMClient,
+        store: SessionStore,
+        repo: Path,
+        bus: EventBus | None = None,
+        human: HumanInterface | None = None,
+    ) -> None:
+        super().__init__(config, store=store, bus=bus, human=human)
+        self.llm = llm
+        self.repo = repo.resolve()
+        self._deadlines: dict[str, float] = {}
+        self._round_deadlines: dict[str, tuple[int, float]] = {}
+
+    @property
+    def design(self) -> DesignSettings:
+        return self.config.design
+
+    def plan(self) -> ProtocolPlan[DesignRun]:
+        return ProtocolPlan(
+            before=[AnalysisStep(), PositionsStep()],
+            loop=[ArgumentsStep(), RebuttalsStep(), ModerationStep()],
+            after=[EscalationStep(), SynthesisStep(), SynthesisReviewStep()],
+            check=design_round_check,
+            rounds=self.design.max_rounds,
+        )
+
+    async def debate(self, question: DesignQuestion, *, session_id: str | None = None) -> DesignResult:
+        """Start a design debate on ``question`` and run it to its decision record.
+
+        Raises:
+            StoreError: the session could not be created (nothing else is lost).
+        """
+        session_id = session_id or uuid.uuid4().hex[:12]
+        session = SessionRecord(
+            id=session_id,
+            kind="design",
+            task_title=question.title,
+            task_path=question.path,
+            task_hash=question.text_hash,
+            topic=question.text,
+            status="pending",
+            topology="design",
+            model=self.config.model,
+            config={**self.config.model_dump(mode="json"), "question": question.model_dump(mode="json")},
+            initiated_by=_user(),
+            out_dir=str(self.repo),
+            repo_path=str(self.repo),
+            branch="",
+        )
+        self.store.create_session(session)
+        return await self._run(session, question)
+
+    async def resume(self, session_id: str, question: DesignQuestion) -> DesignResult:
+        """Continue a stored design debate from its last journaled turn.
+
+        Raises:
+            SessionNotFound: no such session.
+            TaskError: the session is not a design debate, or the question or its context changed.
+        """
+        session = self.store.get_session(session_id)
+        if session.kind != "design":
+            raise TaskError(
+                session_id, "this session is a code debate", fix=f"run `debatecode solve --resume {session_id}`"
+            )
+        if session.task_hash != question.text_hash:
+            raise TaskError(
+                question.path,
+                f"the question or its context changed since debate {session_id} started",
+                fix="restore them, or start a new debate",
+            )
+        return await self._run(session, question, resumed=True)
+
+    def folder(self, session_id: str) -> DebateFiles:
+        return DebateFiles(self.repo, session_id)
+
+    async def _run(self, session: SessionRecord, question: DesignQuestion, *, resumed: bool = False) -> DesignResult:
+        started = time.monotonic()
+        prior = session.prompt_tokens + session.completion_tokens if resumed else 0
+        budget = TokenBudget(max(0, self.config.token_budget - prior))
+        journal = Journal(session.id, self.bus, self.store.turns(session.id) if resumed else [])
+        per_round = self.design.token_budget_per_round or None
+        deps = SessionDeps(
+            llm=self.llm,
+            bus=self.bus,
+            journal=journal,
+            budget=budget,
+            allowance=TokenAllowance(per_round) if per_round else None,
+            human=self.human,
+        )
+        mode = question.mode or self.design.mode
+        state = DesignState(question=question, mode=mode)
+        files = self.folder(session.id)
+        run = DesignRun(
+            session=session,
+            config=self.config,
+            agents=[moderator_agent(self.config, self.llm)],
+            state=state,
+            deps=deps,
+            design=self.design,
+            files=files,
+        )
+        await asyncio.to_thread(
+            files.write_metadata,
+            {
+                "session_id": session.id,
+                "topic": question.text,
+                "title": question.title,
+                "started_at": session.created_at.isoformat(),
+                "mode": mode,
+                "model": self.config.model,
+                "rounds_planned": "adaptive",
+                "min_rounds": self.design.min_rounds,
+                "max_rounds": self.design.max_rounds,
+                "status": "running",
+            },
+        )
+        self.bus.emit(SessionStarted(session.id, session, [], "none", resumed, len(journal)))
+        self._deadlines[session.id] = asyncio.get_running_loop().time() + self.design.timeout_s
+        try:
+            result: DesignResult = await self._drive_plan(run, self.plan(), started, prior)
+        finally:
+            self._deadlines.pop(session.id, None)
+            self._round_deadlines.pop(session.id, None)
+        return result
+
+    async def _phase(self, run: DesignRun, step: Step[DesignRun], round_no: int) -> None:
+        """Run ``step`` within the debate's time limit, and a loop step also within its round's."""
+        loop = asyncio.get_running_loop()
+        deadline = self._deadlines.get(run.session_id, loop.time() + self.design.timeout_s)
+        what = f"the debate's time limit of {self.design.timeout_s:g}s (--timeout)"
+        if round_no:
+            started_round, round_deadline = self._round_deadlines.get(run.session_id, (0, 0.0))
+            if started_round != round_no:
+                round_deadline = loop.time() + self.design.round_timeout_s
+                self._round_deadlines[run.session_id] = (round_no, round_deadline)
+            if round_deadline < deadline:
+                deadline = round_deadline
+                what = f"round {round_no}'s time limit of {self.design.round_timeout_s:g}s (--round-timeout)"
+        try:
+            async with asyncio.timeout_at(deadline):
+                await super()._phase(run, step, round_no)
+        except TimeoutError:
+            raise StepTimedOut(
+                f"{step.name} ran past {what}; the turns so far are saved, "
+                f"`debatecode debate --resume {run.session_id}` continues"
+            ) from None
+
+    async def _checkpoint(self, run: DesignRun, round_no: int) -> str:
+        """The shared checkpoint; guidance given there is also kept in the round's record and its ``round-N.md``."""
+        given = len(run.state.guidance)
+        action = await super()._checkpoint(run, round_no)
+        if len(run.state.guidance) > given and 0 < round_no <= len(run.state.rounds):
+            record = run.state.round(round_no)
+            record.guidance = run.state.guidance[-1]
+            if run.files is not None:
+                await asyncio.to_thread(run.files.write_round, record, run.state.names())
+        return action
+
+    def _round_scores(self, run: DesignRun, round_no: int) -> tuple[dict[str, int], str | None]:
+        if round_no < 1 or round_no > len(run.state.rounds):
+            return {}, None
+        return run.state.rounds[round_no - 1].scores(), None
+
+    def _checkpoint_summary(self, run: DesignRun, round_no: int) -> str:
+        record = run.state.round(round_no)
+        names = run.state.names()
+        scores = ", ".join(f"{names.get(k, k)} {v}" for k, v in record.scores().items())
+        verdict = run.state.decisions[-1]["reason"] if run.state.decisions else ""
+        return f"Moderator: {record.summary}\nSatisfaction: {scores or 'not given'}\nGate reviewer: {verdict}"
+
+    async def _finish(
+        self, run: DesignRun, status: SessionStatus, error: str | None, started: float, prior_tokens: int
+    ) -> DesignResult:
+        record = run.state.record
+        adr_path: Path | None = None
+        if record is not None and status == "completed":
+            adr_path = _written_before(run.session)
+            if adr_path is None:
+                adr_path = await asyncio.to_thread(write_adr, self.repo, record, directory=self.design.adr_dir)
+            number = int(adr_path.name.split("-")[1]) if adr_path.name.startswith("adr-") else record.number
+            record = record.model_copy(update={"number": number})
+            run.state.record = record
+        usage = run.deps.budget.usage
+        session = run.session
+        fields: dict[str, Any] = {
+            "total_rounds": run.state.rounds_done,
+            "prompt_tokens": (session.prompt_tokens if prior_tokens else 0) + usage.prompt_tokens,
+            "completion_tokens": (session.completion_tokens if prior_tokens else 0) + usage.completion_tokens,
+            "cost_usd": (session.cost_usd if prior_tokens else 0.0) + usage.cost_usd,
+            "duration_s": session.duration_s + (time.monotonic() - started),
+            "final_consensus_score": _mean(run.state.scores()),
+        }
+        outcome: dict[str, Any] = {
+            "method": "design",
+            "stop_reason": run.state.stop_reason,
+            "adr": str(adr_path) if adr_path else None,
+            "record_status": record.status if record else None,
+            "confidence": record.recommendation.confidence if record else None,
+            "recommendation": record.recommendation.text if record else None,
+            "escalation": run.state.escalation.model_dump(mode="json") if run.state.escalation else None,
+            "perspectives": list(run.state.perspectives),
+        }
+        files = run.files
+        if files is not None:
+            await asyncio.to_thread(
+                files.write_metadata,
+                {
+                    "status": status,
+                    "completed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "rounds_completed": run.state.rounds_done,
+                    "adr": str(adr_path) if adr_path else None,
+                    "error": error,
+                },
+            )
+        try:
+            self.bus.emit(SessionFinished(session.id, status, outcome, error, fields))
+        except StoreError:
+            logger.exception("could not record the end of design debate %s", session.id)
+            raise
+        final = self.store.get_session(session.id)
+        return DesignResult(
+            session=final,
+            status=status,
+            record=record,
+            adr_path=adr_path,
+            folder=files.path if files is not None else self.repo,
+            error=error,
+        )
+
+
+def _written_before(session: SessionRecord) -> Path | None:
+    """The record this debate already wrote, if it finished before and the file is still there.
+
+    Resuming a finished debate replays its turns to the same record: it keeps its one ADR, not a second number.
+    """
+    written = session.outcome.get("adr")
+    path = Path(written) if isinstance(written, str) and written else None
+    return path if path is not None and path.is_file() else None
+
+
+def _mean(scores: dict[str, int]) -> float | None:
+    return sum(scores.values()) / len(scores) / 100 if scores else None
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"

@@ -1,0 +1,240 @@
+"""``SessionDriver``: runs a protocol plan over one session — phases, rounds, checkpoints, gates, stops.
+
+It is the part of the engine that knows nothing of what is debated: the code
+engine (:class:`~debatecode.protocol.engine.DebateEngine`) and the design
+engine (:class:`~debatecode.protocol.design.engine.DesignEngine`) both drive
+their sessions through it, so both get the same journal, events, store
+recorder, human checkpoints, approval gates, resume and failure handling.
+
+A plan is steps before the round loop, steps inside it (repeated per round,
+with a check after each round that may stop the loop), and steps after it.
+Subclasses fill in the hooks: what a round's scores are, what a checkpoint
+shows, what happens when the loop ends without agreement, and how the session
+is written out.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+from debatecode.config import DebateConfig
+from debatecode.errors import BudgetExceeded, ModelError, SandboxError, VersionControlError
+from debatecode.protocol.events import CheckpointDecided, EventBus, PhaseCompleted, PhaseStarted, RoundCompleted
+from debatecode.protocol.gates import GateKeeper
+from debatecode.protocol.human import CheckpointDecision, HumanInterface
+from debatecode.protocol.journal import turn_key
+from debatecode.protocol.recorder import StoreRecorder
+from debatecode.protocol.state import SessionStatus, TurnRecord
+from debatecode.protocol.turns import SessionRun
+from debatecode.store.repository import SessionStore
+
+__all__ = ["CheckpointPaused", "GateRejected", "ProtocolPlan", "RunT", "SessionDriver", "Step", "StepTimedOut"]
+
+logger = logging.getLogger(__name__)
+
+RunT = TypeVar("RunT", bound=SessionRun)
+RunT_contra = TypeVar("RunT_contra", bound=SessionRun, contravariant=True)
+
+
+class GateRejected(Exception):
+    """A human rejected the debate at an approval gate."""
+
+
+class StepTimedOut(Exception):
+    """A step ran past its time limit; the session fails with its turns kept (and can be resumed)."""
+
+
+class CheckpointPaused(Exception):
+    """Nobody answered a checkpoint in time: the session pauses, to be resumed."""
+
+
+class Step(Protocol[RunT_contra]):
+    """One step of a plan: a code phase or a design step. Steps keep no state; it lives in the run."""
+
+    name: str
+
+    async def execute(self, run: RunT_contra, round_no: int) -> str:
+        """Run the step and return a one-line summary for the transcript."""
+        ...
+
+
+RoundCheck = Callable[[RunT, int, list[Any]], Awaitable[str | None]]
+"""Why the round loop stops after a round, or None; the list is the check's own history across rounds."""
+
+
+async def _never_stop(run: Any, round_no: int, history: list[Any]) -> str | None:
+    return None
+
+
+@dataclass
+class ProtocolPlan(Generic[RunT]):
+    """Steps before the round loop, inside it (repeated per round) and after it, and when the loop stops."""
+
+    before: list[Step[RunT]] = field(default_factory=list)
+    loop: list[Step[RunT]] = field(default_factory=list)
+    after: list[Step[RunT]] = field(default_factory=list)
+    check: RoundCheck[RunT] = _never_stop
+    rounds: int = 1
+    """Rounds of the loop at most."""
+    skipped_on_early_stop: frozenset[str] = frozenset()
+    """After-loop steps an early stop skips."""
+
+    def names(self) -> list[str]:
+        return [p.name for p in (*self.before, *self.loop, *self.after)]
+
+
+class SessionDriver(abc.ABC, Generic[RunT]):
+    """Drives one session's plan: the shared loop of the code and the design engines.
+
+    The driver's own bus carries the store recorder (a critical handler: a lost
+    write stops the session); a caller's bus hears every event after it.
+    """
+
+    def __init__(
+        self,
+        config: DebateConfig,
+        *,
+        store: SessionStore,
+        bus: EventBus | None = None,
+        human: HumanInterface | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.bus = EventBus()
+        self.bus.subscribe(StoreRecorder(store), critical=True)
+        if bus is not None:
+            self.bus.subscribe(bus.emit, critical=True)
+        self.human = human if config.checkpoints.enabled else None
+        self.gates = GateKeeper(config.gates, store)
+
+    # -- hooks -------------------------------------------------------------
+
+    async def _early_stop(self, run: RunT, step: str) -> str | None:
+        """After a before-loop step: why the loop can be skipped, or None."""
+        return None
+
+    def _round_scores(self, run: RunT, round_no: int) -> tuple[dict[str, int], str | None]:
+        """Each participant's satisfaction after ``round_no``, and the leader if there is one."""
+        return {}, None
+
+    def _checkpoint_summary(self, run: RunT, round_no: int) -> str:
+        """What the human sees at the checkpoint after ``round_no``."""
+        return f"round {round_no}"
+
+    async def _after_loop(self, run: RunT) -> None:
+        """After the round loop ended (by a check, the human or the round cap): escalate if needed."""
+
+    @abc.abstractmethod
+    async def _finish(
+        self, run: RunT, status: SessionStatus, error: str | None, started: float, prior_tokens: int
+    ) -> Any:
+        """Write the session's outcome and outputs; return what the caller gets."""
+
+    # -- driving -----------------------------------------------------------
+
+    async def _drive_plan(self, run: RunT, plan: ProtocolPlan[RunT], started: float, prior_tokens: int) -> Any:
+        """Run ``plan`` over ``run``; failures the engine expects end the session with a status, not a traceback."""
+        status: SessionStatus = "completed"
+        error: str | None = None
+        try:
+            await self._run_steps(run, plan)
+        except BudgetExceeded as exc:
+            status, error = "budget_exceeded", str(exc)
+            logger.warning("session %s stopped: %s", run.session_id, exc)
+        except (ModelError, SandboxError, VersionControlError) as exc:
+            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            logger.error("session %s failed: %s", run.session_id, exc)
+        except GateRejected as exc:
+            status, error = "cancelled", str(exc)
+        except StepTimedOut as exc:
+            status, error = "failed", f"timed out: {exc}"
+            logger.error("session %s timed out: %s", run.session_id, exc)
+        except CheckpointPaused as exc:
+            status, error = "paused", str(exc)
+            logger.warning("session %s paused: %s", run.session_id, exc)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            await self._finish(run, "cancelled", "interrupted by the user", started, prior_tokens)
+            raise
+        return await self._finish(run, status, error, started, prior_tokens)
+
+    async def _run_steps(self, run: RunT, plan: ProtocolPlan[RunT]) -> None:
+        early: str | None = None
+        for step in plan.before:
+            await self._phase(run, step, 0)
+            if (early := await self._early_stop(run, step.name)) is not None:
+                break
+        if early is not None:
+            run.state.stop_reason = early
+            self.bus.emit(RoundCompleted(run.session_id, 0, {}, self._round_scores(run, 0)[1], early))
+        elif plan.loop:
+            await self._loop(run, plan)
+        for step in plan.after:
+            if early is None or step.name not in plan.skipped_on_early_stop:
+                await self._phase(run, step, 0)
+
+    async def _phase(self, run: RunT, step: Step[RunT], round_no: int) -> None:
+        self.bus.emit(PhaseStarted(run.session_id, step.name, round_no))
+        summary = await step.execute(run, round_no)
+        self.bus.emit(PhaseCompleted(run.session_id, step.name, round_no, summary))
+        if not await self.gates.check(run, step.name, round_no):
+            raise GateRejected(f"rejected at the {step.name} gate")
+
+    async def _loop(self, run: RunT, plan: ProtocolPlan[RunT]) -> None:
+        history: list[Any] = []
+        for round_no in range(1, plan.rounds + 1):
+            for step in plan.loop:
+                await self._phase(run, step, round_no)
+            run.state.rounds_done = round_no
+            stop = await plan.check(run, round_no, history)
+            scores, leader = self._round_scores(run, round_no)
+            self.bus.emit(RoundCompleted(run.session_id, round_no, scores, leader, stop))
+            if stop is not None:
+                run.state.stop_reason = stop
+                break
+            if round_no < plan.rounds and await self._checkpoint(run, round_no) == "end":
+                run.state.stop_reason = "ended by the human at a checkpoint"
+                run.state.ended_by_human = True
+                break
+        else:
+            run.state.stop_reason = f"max rounds ({plan.rounds})" if plan.rounds else "no debate rounds configured"
+        await self._after_loop(run)
+
+    async def _checkpoint(self, run: RunT, round_no: int) -> str:
+        """Continue / Guide / End after ``round_no``; journaled so a resume does not ask again."""
+        human = run.human
+        if human is None:
+            return "continue"
+
+        async def ask() -> TurnRecord:
+            timeout = self.config.checkpoints.timeout_s
+            try:
+                decided = await asyncio.wait_for(
+                    human.checkpoint(round_no, self._checkpoint_summary(run, round_no)), timeout
+                )
+            except TimeoutError:
+                raise CheckpointPaused(
+                    f"no answer at the checkpoint after round {round_no} within {timeout:g}s; "
+                    f"the session is paused and `--resume {run.session_id}` continues it"
+                ) from None
+            return run.tool_turn(
+                round_no=round_no,
+                phase="checkpoint",
+                agent_id="human",
+                role="human",
+                kind="decision",
+                content=f"{decided.action}" + (f": {decided.guidance}" if decided.guidance else ""),
+                metadata={"decision": decided.model_dump()},
+            )
+
+        turn = await run.journal.replay_or_do(turn_key(round_no, "checkpoint", "human", "decision"), ask)
+        await run.record(turn)
+        decision = CheckpointDecision.model_validate(turn.metadata.get("decision", {}))
+        if decision.action == "guide" and decision.guidance:
+            run.state.guidance.append(decision.guidance)
+        self.bus.emit(CheckpointDecided(run.session_id, round_no, decision.action, decision.guidance))
+        return decision.action
