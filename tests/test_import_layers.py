@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "server": 5,
     "__init__": 4,
     "_api": 4,
+    "_design_api": 4,
     "protocol": 3,
     "config": 3,
     "agents": 2,

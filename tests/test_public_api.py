@@ -43,6 +43,8 @@ def test_public_names_are_pinned() -> None:
         "VoteCast",
         "apply_overrides",
         "build_services",
+        "debate",
+        "debate_async",
         "load_config",
         "load_task",
         "parse_task",

@@ -4,6 +4,7 @@ The public surface is small and imported lazily, so ``import debatecode``
 stays fast and never pulls in litellm or the Docker SDK. See docs/python-api.md.
 
 - Run a debate: ``solve()`` (also from a notebook), ``solve_async()``; both return a ``DebateResult``.
+- Debate a design question into a decision record: ``debate()``, ``debate_async()`` (a ``DesignResult``).
 - Configure it: ``load_config()``, ``apply_overrides()``, ``DebateConfig``; tasks: ``load_task()``, ``parse_task()``, ``Task``.
 - Watch it: pass an ``EventBus`` and subscribe to ``Event`` subclasses such as ``TurnCompleted``.
 - Share a sandbox pool between runs: ``build_services()`` -> ``Services``.
@@ -20,6 +21,7 @@ from debatecode._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from debatecode._api import Services, apply_overrides, build_services, solve, solve_async
+    from debatecode._design_api import debate, debate_async
     from debatecode.config import DebateConfig, load_config
     from debatecode.errors import BudgetExceeded, ConfigError, DebatecodeError, ModelError, SandboxError, TaskError
     from debatecode.llm.function import FunctionModel
@@ -77,6 +79,8 @@ __all__ = [
     "VoteCast",
     "apply_overrides",
     "build_services",
+    "debate",
+    "debate_async",
     "load_config",
     "load_task",
     "parse_task",
@@ -114,6 +118,7 @@ _LAZY = {
     **dict.fromkeys(_EVENTS, "debatecode.protocol.events"),
     **dict.fromkeys(("DebateEngine", "DebateResult"), "debatecode.protocol.engine"),
     "FunctionModel": "debatecode.llm.function",
+    **dict.fromkeys(("debate", "debate_async"), "debatecode._design_api"),
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), [*__all__, "__version__"])

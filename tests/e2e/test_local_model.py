@@ -6,6 +6,8 @@ Qwen must solve the trivial task; the Gemma run asserts the pipeline, not the an
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -66,6 +68,30 @@ def test_local_model_solves_trivial_task_in_docker(tmp_path: Path, requires_dock
     )
     assert any(line.startswith("report:") for line in log.stdout.splitlines())
     assert (tmp_path / "out" / "report.md").exists()
+    _check_counts_against_llama(tmp_path, session_id)
+
+
+def _messages(prompt: str) -> list[dict[str, str]]:
+    """The chat messages of a stored prompt (``Prompt.text``: ``[role]\\ncontent`` blocks)."""
+    parts = re.split(r"(?:^|\n\n)\[(system|user|assistant)\]\n", prompt)
+    return [{"role": parts[i], "content": parts[i + 1]} for i in range(1, len(parts), 2)]
+
+
+def _check_counts_against_llama(cwd: Path, session_id: str) -> None:
+    """``sessions show``'s token counts are llama.cpp's own: each turn re-tokenised through the GGUF chat template."""
+    from debatecode.llm.local import count_local_text_tokens, count_local_tokens
+
+    shown = json.loads(run_cli("sessions", "show", session_id, "--json", cwd=cwd, timeout=120).stdout)
+    model_turns = [t for t in shown["turns"] if t["provider"] == "local"]
+    assert model_turns
+    for turn in model_turns:
+        messages = _messages(turn["prompt"])
+        assert [m["role"] for m in messages] == ["system", "user"], turn["key"]
+        assert turn["prompt_tokens"] == count_local_tokens("qwen2.5-coder-0.5b", messages), turn["key"]
+        assert turn["completion_tokens"] == count_local_text_tokens("qwen2.5-coder-0.5b", turn["content"]), turn["key"]
+    session = shown["session"]
+    assert session["prompt_tokens"] == sum(t["prompt_tokens"] for t in shown["turns"])
+    assert session["completion_tokens"] == sum(t["completion_tokens"] for t in shown["turns"])
 
 
 @pytest.mark.local_model

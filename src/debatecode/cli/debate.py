@@ -146,26 +146,6 @@ def _list(config_file: Path | None, overrides: dict[str, Any]) -> int:
     return ExitCode.OK
 
 
-def _stored(config: DebateConfig, session_id: str) -> tuple[DebateConfig, DesignQuestion]:
-    from debatecode.config import DebateConfig
-    from debatecode.errors import TaskError
-    from debatecode.protocol.design.question import DesignQuestion
-    from debatecode.store import open_store
-
-    store = open_store(config.store_url)
-    try:
-        session = store.get_session(session_id)
-    finally:
-        store.close()
-    if session.kind != "design":
-        raise TaskError(
-            session_id, "this session is a code debate", fix=f"run `debatecode solve <task.md> --resume {session_id}`"
-        )
-    stored = dict(session.config)
-    question = DesignQuestion.model_validate(stored.pop("question"))
-    return DebateConfig.model_validate({**stored, "store_url": config.store_url}), question
-
-
 def _debate(
     source: str | None,
     context: list[Path],
@@ -177,11 +157,12 @@ def _debate(
 ) -> int:
     import asyncio
 
+    from debatecode._design_api import stored_debate
     from debatecode.protocol.design.question import load_question
 
     config = _config(config_file, overrides)
     if resume is not None:
-        config, question = _stored(config, resume)
+        config, question = stored_debate(config, resume)
     else:
         assert source is not None
         question = load_question(source, context=context)
@@ -194,35 +175,20 @@ def _debate(
 async def _run(question: DesignQuestion, config: DebateConfig, resume: str | None, repo: Path) -> DesignResult:
     import sys
 
+    from debatecode._design_api import debate_async
     from debatecode.cli.debate_render import DebateRenderer
-    from debatecode.llm.client import LLMClient, validate_model
-    from debatecode.protocol.design.engine import DesignEngine
     from debatecode.protocol.events import EventBus
-    from debatecode.store import open_store
 
-    with console.status("checking model and store…", spinner="dots"):
-        validate_model(config.model)
-        for tier in config.design.models.values():
-            validate_model(tier)
-        store = open_store(config.store_url)
-    llm = LLMClient(config.llm)
-    try:
-        bus = EventBus()
-        renderer = DebateRenderer(console)
-        bus.subscribe(renderer)
-        human = None
-        if config.checkpoints.enabled and sys.stdin.isatty() and console.is_terminal:
-            from debatecode.cli.human import TerminalHuman
+    bus = EventBus()
+    renderer = DebateRenderer(console)
+    bus.subscribe(renderer)
+    human = None
+    if config.checkpoints.enabled and sys.stdin.isatty() and console.is_terminal:
+        from debatecode.cli.human import TerminalHuman
 
-            human = TerminalHuman(console, renderer.paused)
-        engine = DesignEngine(config, llm=llm, store=store, repo=repo, bus=bus, human=human)
-        with renderer:
-            if resume is not None:
-                return await engine.resume(resume, question)
-            return await engine.debate(question)
-    finally:
-        await llm.aclose()
-        store.close()
+        human = TerminalHuman(console, renderer.paused)
+    with renderer:
+        return await debate_async(question, config, repo=repo, resume=resume, bus=bus, human=human)
 
 
 def _report(result: DesignResult, then_task: Path | None, resume: str | None) -> int:

@@ -361,7 +361,7 @@ class ModerationStep(DesignStep):
         )
         await run.record(summary)
         record.summary = " ".join(summary.content.split())
-        caller = next((p for p in record.rebuttals or record.arguments if p.calls_poll), None)
+        caller = next((p for p in [*record.rebuttals, *record.arguments] if p.calls_poll), None)
         if caller is not None:
             record.poll = await _poll(run, round_no, caller.perspective, record.summary)
         design = run.design
