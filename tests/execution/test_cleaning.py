@@ -16,23 +16,10 @@ from pathlib import Path
 import pytest
 from tests.protocol.conftest import ADD_TASK, Harness
 from tests.support.debaters import add_debater
+from tests.support.runs import hand_built_run
 
 from debatecode.execution.cleaning import CleanedSolution, clean_solution
-from debatecode.execution.probes import ProbeRunner
-from debatecode.execution.runner import TestRunner
-from debatecode.llm.budget import TokenBudget
-from debatecode.llm.client import LLMClient
-from debatecode.protocol.debate_state import DebateState
-from debatecode.protocol.deps import DebateDeps
-from debatecode.protocol.events import EventBus
-from debatecode.protocol.journal import Journal
-from debatecode.protocol.participants import plan_participants
 from debatecode.protocol.phases import ProposalPhase
-from debatecode.protocol.run import DebateRun
-from debatecode.protocol.state import SessionRecord
-from debatecode.protocol.workspace import CodeWorkspace
-from debatecode.task import load_task
-from debatecode.vcs.worktree import VersionRepository
 
 
 def clean(code: str, entry_point: str | None = "fizzbuzz") -> CleanedSolution:
@@ -207,29 +194,6 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
     world.close()
 
 
-def _run(harness: Harness, model: str, tmp_path: Path) -> DebateRun:
-    config = harness.config(model, agents=2, **{"participants.contrarian": False})
-    task = load_task(ADD_TASK)
-    session = SessionRecord(
-        id="clean", task_title=task.title, task_path=task.path, task_hash=task.text_hash, out_dir=str(tmp_path)
-    )
-    bus = EventBus()
-    journal = Journal(session.id, bus)
-    tests = TestRunner(task, harness.sandbox, config.sandbox)
-    workspace = CodeWorkspace(
-        task=task,
-        tests=tests,
-        probes=ProbeRunner(harness.sandbox, tests.limits),
-        worktree=VersionRepository(tmp_path / "repo").open_session(session.id),
-        journal=journal,
-        bus=bus,
-    )
-    llm = LLMClient(config.llm)
-    participants = plan_participants(config, task, llm.prompt_style)
-    deps = DebateDeps(llm=llm, bus=bus, journal=journal, workspace=workspace, budget=TokenBudget(50_000))
-    return DebateRun(session=session, config=config, agents=participants.agents, state=DebateState(), deps=deps)
-
-
 async def test_a_drafted_candidate_with_module_level_prints_runs_its_tests_silently(
     harness: Harness, tmp_path: Path
 ) -> None:
@@ -238,7 +202,9 @@ async def test_a_drafted_candidate_with_module_level_prints_runs_its_tests_silen
     def reply(messages: object, tags: dict[str, str]) -> str:
         return PRINTING_DRAFT if tags.get("kind") == "draft" else debater(messages, tags)
 
-    run = _run(harness, harness.scripted("clean-draft", [], fn=reply), tmp_path)
+    model = harness.scripted("clean-draft", [], fn=reply)
+    config = harness.config(model, agents=2, **{"participants.contrarian": False})
+    run = hand_built_run(config, harness.sandbox, ADD_TASK, tmp_path)
 
     await ProposalPhase().execute(run, 0)
 

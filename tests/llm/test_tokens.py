@@ -224,48 +224,17 @@ async def test_a_turn_keeps_the_exact_counts_and_what_was_dropped(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from tests.protocol.conftest import ADD_TASK, Harness
+    from tests.support.runs import hand_built_run
 
     from debatecode.agents.prompts import Prompt
-    from debatecode.execution.probes import ProbeRunner
-    from debatecode.execution.runner import TestRunner
-    from debatecode.llm.budget import TokenBudget
-    from debatecode.protocol.debate_state import DebateState
-    from debatecode.protocol.deps import DebateDeps
-    from debatecode.protocol.events import EventBus
-    from debatecode.protocol.journal import Journal
-    from debatecode.protocol.participants import plan_participants
-    from debatecode.protocol.run import DebateRun
-    from debatecode.protocol.state import SessionRecord
-    from debatecode.protocol.workspace import CodeWorkspace
-    from debatecode.task import load_task
-    from debatecode.vcs.worktree import VersionRepository
 
     _small_window(monkeypatch, 1000)
     harness = Harness(tmp_path)
-    config = harness.config(API, agents=2)
-    task = load_task(ADD_TASK)
-    session = SessionRecord(id="t", task_title=task.title, task_path=task.path, task_hash=task.text_hash)
-    bus = EventBus()
-    journal = Journal(session.id, bus)
-    tests = TestRunner(task, harness.sandbox, config.sandbox)
-    workspace = CodeWorkspace(
-        task=task,
-        tests=tests,
-        probes=ProbeRunner(harness.sandbox, tests.limits),
-        worktree=VersionRepository(tmp_path / "repo").open_session(session.id),
-        journal=journal,
-        bus=bus,
-    )
     transport = FakeTransport(text="fine", prompt_tokens=None, completion_tokens=None)
-    llm = LLMClient(config.llm, transport=transport)
-    agents = plan_participants(config, task, llm.prompt_style).agents
-    run = DebateRun(
-        session=session,
-        config=config,
-        agents=agents,
-        state=DebateState(),
-        deps=DebateDeps(llm=llm, bus=bus, journal=journal, workspace=workspace, budget=TokenBudget(None)),
+    run = hand_built_run(
+        harness.config(API, agents=2), harness.sandbox, ADD_TASK, tmp_path, budget=None, transport=transport
     )
+    llm, agents = run.deps.llm, run.agents
     prompt = Prompt(messages=[CHAT[0], {"role": "user", "content": LONG}], style="chat", max_tokens=100)
 
     turn = await run.ask(agents[0], prompt, phase="proposal", round_no=1, kind="critique")

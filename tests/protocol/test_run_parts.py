@@ -8,52 +8,20 @@ from pathlib import Path
 import pytest
 from tests.protocol.conftest import ADD_TASK, Harness
 from tests.support.debaters import add_debater
+from tests.support.runs import hand_built_run
 
-from debatecode.execution.probes import ProbeRunner
-from debatecode.execution.runner import TestRunner
-from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
-from debatecode.protocol.debate_state import DebateState, Dissent
-from debatecode.protocol.deps import DebateDeps
+from debatecode.protocol.debate_state import Dissent
 from debatecode.protocol.events import EventBus, TurnCompleted
 from debatecode.protocol.journal import Journal, turn_key
-from debatecode.protocol.participants import plan_participants
 from debatecode.protocol.phases import ConvergencePhase, ProposalPhase, round_vote
-from debatecode.protocol.run import DebateRun
-from debatecode.protocol.state import SessionRecord
-from debatecode.protocol.workspace import CodeWorkspace
 from debatecode.task import load_task
-from debatecode.vcs.worktree import VersionRepository
-
-
-def _hand_built_run(harness: Harness, model: str, tmp_path: Path, **overrides: object) -> DebateRun:
-    """A run assembled without the engine: what a unit test of one phase needs."""
-    config = harness.config(model, agents=3, **overrides)
-    task = load_task(ADD_TASK)
-    session = SessionRecord(
-        id="unit", task_title=task.title, task_path=task.path, task_hash=task.text_hash, out_dir=str(tmp_path)
-    )
-    bus = EventBus()
-    journal = Journal(session.id, bus)
-    tests = TestRunner(task, harness.sandbox, config.sandbox)
-    worktree = VersionRepository(tmp_path / "repo").open_session(session.id)
-    workspace = CodeWorkspace(
-        task=task,
-        tests=tests,
-        probes=ProbeRunner(harness.sandbox, tests.limits),
-        worktree=worktree,
-        journal=journal,
-        bus=bus,
-    )
-    llm = LLMClient(config.llm)
-    participants = plan_participants(config, task, llm.prompt_style)
-    deps = DebateDeps(llm=llm, bus=bus, journal=journal, workspace=workspace, budget=TokenBudget(50_000))
-    return DebateRun(session=session, config=config, agents=participants.agents, state=DebateState(), deps=deps)
 
 
 async def test_a_phase_runs_on_hand_built_state_and_deps(harness: Harness, tmp_path: Path) -> None:
     model = harness.scripted("unit-proposal", [], fn=add_debater(buggy=("agent-2",)))
-    run = _hand_built_run(harness, model, tmp_path, **{"participants.contrarian": False})
+    config = harness.config(model, agents=3, **{"participants.contrarian": False})
+    run = hand_built_run(config, harness.sandbox, ADD_TASK, tmp_path)
 
     summary = await ProposalPhase().execute(run, 0)
 
@@ -65,7 +33,8 @@ async def test_a_phase_runs_on_hand_built_state_and_deps(harness: Harness, tmp_p
 
 async def test_a_vote_between_rounds_leaves_the_outcome_and_dissents_alone(harness: Harness, tmp_path: Path) -> None:
     model = harness.scripted("unit-vote", [], fn=add_debater())
-    run = _hand_built_run(harness, model, tmp_path, rounds=3, **{"participants.contrarian": False})
+    config = harness.config(model, agents=3, rounds=3, **{"participants.contrarian": False})
+    run = hand_built_run(config, harness.sandbox, ADD_TASK, tmp_path)
     await ProposalPhase().execute(run, 0)
     run.state.dissents.append(Dissent(role="contrarian", agent="x", phase="proposal", text="keep me"))
     before = (run.state.outcome.model_copy(), list(run.state.dissents))

@@ -24,16 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from debatecode.agents.agent import Agent
-from debatecode.protocol.design.adr import (
-    bullets,
-    dedupe_dissents,
-    merge_patches,
-    parse_alternatives,
-    parse_patchlist,
-    parse_risks,
-    parse_sections,
-    slugify,
-)
+from debatecode.protocol.design.adr import slugify
 from debatecode.protocol.design.records import (
     Confidence,
     DecisionRecord,
@@ -47,6 +38,15 @@ from debatecode.protocol.design.records import (
 )
 from debatecode.protocol.design.replies import parse_review_answer, parse_speech
 from debatecode.protocol.design.run import MODERATOR, DesignRun
+from debatecode.protocol.design.sections import (
+    bullets,
+    dedupe_dissents,
+    merge_patches,
+    parse_alternatives,
+    parse_patchlist,
+    parse_risks,
+    parse_sections,
+)
 from debatecode.protocol.design.steps import DesignStep, last_decision
 from debatecode.protocol.state import TurnRecord
 from debatecode.protocol.turns import gather_all

@@ -4,7 +4,10 @@ Each competitor writes test inputs meant to break an opponent's candidate
 (opponents come from the topology). The *expected* output of each input comes
 from running the attacker's own code in the sandbox, never from a model's
 say-so; the opponent's code runs on the same inputs. The inputs become
-exchanged tests (trusted when their author's code passes every visible test).
+exchanged tests, trusted only when their author's code passes every visible
+test *and* a strict majority of the candidates passing every visible test
+return the same value on that input: one author's output is a claim, the
+agreement of independent passing candidates is evidence.
 Where outputs disagree, the attacked agent gets a contrastive analysis prompt
 (its code, the opponent's code, the disagreeing outputs), gives advice and
 revises; the revision is kept only if it passes no fewer tests.
@@ -64,7 +67,7 @@ class CritiquePhase(Phase):
             if a
         ]
         attacks = [a for a in attacks if a.attacker in run.ws.candidates and a.target in run.ws.candidates]
-        added = self._exchange(run, attacks, round_no)
+        added = self._exchange(run, attacks, round_no, await self._agreement(run, attacks))
         await run.ws.refresh()
         revisions = await gather_all(
             *(
@@ -139,11 +142,34 @@ class CritiquePhase(Phase):
         )
         return attack
 
-    def _exchange(self, run: DebateRun, attacks: list[_Attack], round_no: int) -> int:
+    async def _agreement(self, run: DebateRun, attacks: list[_Attack]) -> dict[tuple[str, str], bool]:
+        """For each (attacker, call): whether a strict majority of the visible-passing candidates return the attacker's output.
+
+        Every visible-passing candidate not already probed in the attack runs the calls (sandbox time, no tokens).
+        """
+        passing = {aid: c for aid, c in run.ws.candidates.items() if c.code is not None and c.all_visible_pass()}
+        agreed: dict[tuple[str, str], bool] = {}
+        for attack in attacks:
+            if attack.attacker not in passing:
+                continue
+            outputs: dict[str, list[ProbeResult]] = {attack.attacker: attack.expected}
+            if attack.target in passing:
+                outputs[attack.target] = attack.actual
+            for aid, candidate in passing.items():
+                if aid not in outputs:
+                    outputs[aid] = await run.ws.probes.run(candidate.code or "", attack.calls)
+            for index, expected in enumerate(attack.expected):
+                same = sum(1 for results in outputs.values() if results[index].same_as(expected))
+                agreed[(attack.attacker, expected.call)] = same * 2 > len(passing)
+        return agreed
+
+    def _exchange(
+        self, run: DebateRun, attacks: list[_Attack], round_no: int, agreed: dict[tuple[str, str], bool]
+    ) -> int:
         known = {(t.call, t.author) for t in run.ws.exchanged}
         added = 0
         for attack in attacks:
-            trusted = run.ws.candidates[attack.attacker].all_visible_pass()
+            author_passes = run.ws.candidates[attack.attacker].all_visible_pass()
             for index, result in enumerate(attack.expected, start=1):
                 if result.outcome == "timeout" or (result.call, attack.attacker) in known:
                     continue
@@ -156,7 +182,7 @@ class CritiquePhase(Phase):
                         call=result.call,
                         outcome="value" if result.outcome == "value" else "raises",
                         expected=result.expected,
-                        trusted=trusted,
+                        trusted=author_passes and agreed.get((attack.attacker, result.call), False),
                         round=round_no,
                     )
                 )
