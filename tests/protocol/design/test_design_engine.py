@@ -579,3 +579,36 @@ async def test_resuming_with_a_changed_question_is_refused(design_world: DebateW
     with pytest.raises(TaskError, match="changed since debate"):
         await design_world.resume(paused.session.id, SQLITE_QUESTION + " And for audit logs?")
     assert not design_world.last.calls
+
+
+def _rising(agent: str, round_no: int, kind: str) -> int:
+    """Satisfaction climbing 10 a round (55, 65, 75, 85): never the target of 90 within 4 rounds."""
+    return 45 + 10 * round_no if round_no else 40
+
+
+async def test_a_debate_still_gaining_at_its_planned_end_gets_more_rounds_up_to_the_maximum(
+    design_world: DebateWorld,
+) -> None:
+    # Low complexity plans 2 rounds; the mean rises 10 a round, so each planned end is extended by one round.
+    result = await design_world.debate(
+        SQLITE_QUESTION, DebateScript(satisfaction=_rising), design__min_rounds=2, design__max_rounds=4
+    )
+
+    assert result.status == "completed", result.error
+    record = result.record
+    assert record is not None
+    assert record.rounds == 4
+    assert record.stop_reason.startswith("max rounds (4)")
+    turns = design_world.turns(result.session.id)
+    assert [_gate(turns, n).metadata["action"] for n in (1, 2, 3, 4)] == ["continue", "continue", "continue", "escalate"]
+
+
+async def test_a_debate_that_stops_gaining_at_its_planned_end_escalates_there(design_world: DebateWorld) -> None:
+    result = await design_world.debate(
+        SQLITE_QUESTION, DebateScript(satisfaction=60), design__min_rounds=2, design__max_rounds=5
+    )
+
+    record = result.record
+    assert record is not None
+    assert record.rounds == 2
+    assert record.stop_reason.startswith("max rounds (2)")

@@ -4,6 +4,7 @@
 ``question.py`` (the question and its context files), ``steps.py`` (analysis,
 independent positions, arguments, rebuttals, moderation), ``gate.py`` (the
 gate reviewer), ``synthesis.py`` (escalation, synthesis and its review),
-``adr.py`` (the decision record), ``files.py`` (the session folder),
+``adr.py`` (the decision record), ``sections.py`` (reading model-written synthesis),
+``files.py`` (the session folder),
 ``engine.py`` (``DesignEngine``, driven by the shared ``SessionDriver``).
 """

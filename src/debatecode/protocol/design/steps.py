@@ -361,10 +361,12 @@ class ModerationStep(DesignStep):
         )
         await run.record(summary)
         record.summary = " ".join(summary.content.split())
-        caller = next((p for p in [*record.rebuttals, *record.arguments] if p.calls_poll), None)
-        if caller is not None:
-            record.poll = await _poll(run, round_no, caller.perspective, record.summary)
         design = run.design
+        cap = round_cap(run, round_no)
+        caller = next((p for p in [*record.rebuttals, *record.arguments] if p.calls_poll), None)
+        if caller is not None and round_no >= min(design.min_rounds, cap):
+            # Before the minimum rounds the debate goes on whatever the poll says: no poll is taken.
+            record.poll = await _poll(run, round_no, caller.perspective, record.summary)
         flags = review_round(
             run.state.rounds[:round_no],
             question=run.state.question.text,
@@ -372,7 +374,6 @@ class ModerationStep(DesignStep):
             thresholds=thresholds(run),
         )
         record.flags = flags
-        cap = run.state.analysis.rounds if run.state.analysis else design.max_rounds
         decision = decide(
             [r.flags for r in run.state.rounds[:round_no]],
             round_no=round_no,
@@ -409,6 +410,27 @@ class ModerationStep(DesignStep):
                 }
             )
         return f"{decision.action}: {decision.reason}"
+
+
+def round_cap(run: DesignRun, round_no: int) -> int:
+    """The last round of this debate as it stands after ``round_no``.
+
+    The moderator plans rounds by the question's complexity. A debate still gaining (mean satisfaction up
+    by ``min_progress`` or more since the previous round) at its planned end gets one more round, up to
+    ``max_rounds``: the planned end escalates only a debate that has stopped moving.
+    """
+    design = run.design
+    planned = run.state.analysis.rounds if run.state.analysis else design.max_rounds
+    if round_no < planned or round_no >= design.max_rounds or round_no < 2:
+        return planned if round_no < planned else min(max(planned, round_no), design.max_rounds)
+    now, before = run.state.rounds[round_no - 1].scores(), run.state.rounds[round_no - 2].scores()
+    if now and before and _mean(now) - _mean(before) >= design.min_progress:
+        return round_no + 1
+    return round_no
+
+
+def _mean(scores: dict[str, int]) -> float:
+    return sum(scores.values()) / len(scores)
 
 
 async def _poll(run: DesignRun, round_no: int, caller: str, summary: str) -> Any:
