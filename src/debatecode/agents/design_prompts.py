@@ -58,7 +58,9 @@ def design_prompt(
     system = env.get_template("design/system.j2").render(**context).strip()
     user = env.get_template(f"design/{kind}.j2").render(**context).strip()
     if style == "completion":
-        return Prompt([{"role": "user", "content": f"{system}\n\n{user}\n"}], "completion", max_tokens=max_tokens, output="text")
+        return Prompt(
+            [{"role": "user", "content": f"{system}\n\n{user}\n"}], "completion", max_tokens=max_tokens, output="text"
+        )
     return Prompt(
         messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
         style=style,

@@ -91,7 +91,7 @@ class DebateRenderer:
             self._turn(event)
         elif isinstance(event, TurnCompleted):
             self.console.print(
-                f"  [yellow]{escape(event.turn.agent_id)}: reply rejected (it challenged nobody); asked again[/]"
+                f"  [yellow]{escape(event.turn.agent_id)}: reply rejected (no challenge or no score); asked again[/]"
             )
         elif isinstance(event, PhaseCompleted) and event.phase in (
             "moderation",

@@ -13,6 +13,8 @@ from collections import Counter
 import pytest
 
 from debatecode.errors import TaskError
+from debatecode.llm.function import FunctionModel
+from debatecode.llm.types import Message
 from debatecode.protocol.design.engine import DesignResult
 from debatecode.protocol.state import TurnRecord
 
@@ -24,6 +26,7 @@ from .conftest import (
     DebateWorld,
     FakeHuman,
     Rendezvous,
+    debate_fn,
 )
 
 ADR_SECTIONS = (
@@ -440,7 +443,7 @@ async def test_a_reply_that_challenges_nobody_is_rejected_and_asked_again_once(d
     assert not [t for t in turns if t.status == "rejected" and t.round != 1]
     assert not [t for t in turns if t.phase == "positions" and t.status == "rejected"], "phase 1 needs no challenge"
     round_one = (result.folder / "round-1.md").read_text()
-    assert round_one.count("Re-asked: the first reply challenged nobody.") == 2
+    assert round_one.count("Re-asked: the first reply challenged nobody or gave no satisfaction score.") == 2
 
 
 # -- 8. synthesis review -----------------------------------------------------------------------------------------
@@ -600,7 +603,12 @@ async def test_a_debate_still_gaining_at_its_planned_end_gets_more_rounds_up_to_
     assert record.rounds == 4
     assert record.stop_reason.startswith("max rounds (4)")
     turns = design_world.turns(result.session.id)
-    assert [_gate(turns, n).metadata["action"] for n in (1, 2, 3, 4)] == ["continue", "continue", "continue", "escalate"]
+    assert [_gate(turns, n).metadata["action"] for n in (1, 2, 3, 4)] == [
+        "continue",
+        "continue",
+        "continue",
+        "escalate",
+    ]
 
 
 async def test_a_debate_that_stops_gaining_at_its_planned_end_escalates_there(design_world: DebateWorld) -> None:
@@ -612,3 +620,22 @@ async def test_a_debate_that_stops_gaining_at_its_planned_end_escalates_there(de
     assert record is not None
     assert record.rounds == 2
     assert record.stop_reason.startswith("max rounds (2)")
+
+
+async def test_a_round_reply_without_a_satisfaction_score_is_asked_again_once(design_world: DebateWorld) -> None:
+    unscored = "Stance: SQLite.\nReasons:\n- one file\nChallenge: Contrarian: the write load is small.\nRisks:\n- locks"
+
+    def fn(messages: list[Message], tags: dict[str, str]) -> str:
+        nudged = "no 'Satisfaction:" in str(messages[-1]["content"])
+        if tags.get("phase") == "arguments" and tags.get("agent") == "data-integrity" and tags.get("round") == "1":
+            return unscored + ("\nSatisfaction: 80" if nudged else "")
+        return base(messages, tags)
+
+    base = debate_fn(DebateScript())
+    result = await design_world.debate(SQLITE_QUESTION, transport=FunctionModel(fn))
+
+    turns = design_world.turns(result.session.id)
+    by_key = _by_key(turns)
+    assert by_key["r1/arguments/data-integrity/argue:rejected"].status == "rejected"
+    kept = by_key["r1/arguments/data-integrity/argue"]
+    assert kept.metadata["rejected_retry"] is True and "Satisfaction: 80" in kept.content

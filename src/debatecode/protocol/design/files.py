@@ -297,7 +297,7 @@ def _speeches(speeches: Sequence[Position], perspectives: Mapping[str, str], *, 
         if speech.calls_poll:
             notes.append("- Asks to move to synthesis (convergence poll).")
         if speech.rejected_as_rubber_stamp:
-            notes.append("- Re-asked: the first reply challenged nobody.")
+            notes.append("- Re-asked: the first reply challenged nobody or gave no satisfaction score.")
         lines += [*notes, ""] if notes else []
     return lines
 

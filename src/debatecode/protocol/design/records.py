@@ -85,7 +85,7 @@ class Position(_Record):
     calls_poll: bool = False
     """The debater asked to move to synthesis (a convergence poll)."""
     rejected_as_rubber_stamp: bool = False
-    """The first reply challenged nobody and was re-asked; this is the second."""
+    """The first reply challenged nobody or gave no score and was re-asked; this is the second."""
     turn_id: str | None = None
 
 

@@ -64,6 +64,12 @@ _NO_CHALLENGE_NUDGE = (
 )
 
 
+_NO_SCORE_NUDGE = (
+    "Your reply was rejected: it has no 'Satisfaction: <0-100>' line. Give your reply again in the format, "
+    "with a number from 0 to 100 saying how satisfied you are with where the debate stands."
+)
+
+
 class DesignStep(abc.ABC):
     """One step of a design debate. Steps keep no state of their own: it all lives in the run."""
 
@@ -211,11 +217,15 @@ def _position(run: DesignRun, turn: TurnRecord, agent: Agent, round_no: int, kin
 
 
 def _challenge_check(run: DesignRun, agent: Agent) -> Any:
+    """A round speech must challenge another debater by name and carry a satisfaction score; else it is re-asked once."""
     names = run.state.names()
 
     def acceptable(reply: str) -> str | None:
-        if is_rubber_stamp(reply) or not parse_speech(reply, names, own=agent.id).challenges:
+        speech = parse_speech(reply, names, own=agent.id)
+        if is_rubber_stamp(reply) or not speech.challenges:
             return _NO_CHALLENGE_NUDGE
+        if speech.satisfaction is None:
+            return _NO_SCORE_NUDGE
         return None
 
     return acceptable
