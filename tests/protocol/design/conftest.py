@@ -341,7 +341,8 @@ class DebateWorld:
     def __init__(self, tmp_path: Path) -> None:
         self.repo = tmp_path / "repo"
         self.repo.mkdir()
-        self.store_url = f"sqlite:///{tmp_path / 'store.db'}"
+        (self.repo / ".debatecode").mkdir()
+        self.store_url = f"sqlite:///{self.repo / '.debatecode' / 'debatecode.db'}"  # the default layout
         self.events: list[Event] = []
         self.stores: list[SessionStore] = []
         self.models: dict[str, RecordingModel] = {}

@@ -8,6 +8,7 @@ turns, the session folder (``.debatecode/debates/<id>/``) and the ADR.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from collections import Counter
 
 import pytest
@@ -639,3 +640,15 @@ async def test_a_round_reply_without_a_satisfaction_score_is_asked_again_once(de
     assert by_key["r1/arguments/data-integrity/argue:rejected"].status == "rejected"
     kept = by_key["r1/arguments/data-integrity/argue"]
     assert kept.metadata["rejected_retry"] is True and "Satisfaction: 80" in kept.content
+
+
+async def test_session_files_go_next_to_the_sqlite_store_and_the_record_into_the_repository(
+    design_world: DebateWorld, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "state" / "store.db"
+    elsewhere.parent.mkdir()
+    result = await design_world.debate(SQLITE_QUESTION, store_url=f"sqlite:///{elsewhere}")
+
+    assert result.folder == tmp_path / "state" / ".debatecode" / "debates" / result.session.id
+    assert (result.folder / "metadata.json").is_file()
+    assert result.adr_path is not None and result.adr_path.parent == design_world.repo / "docs" / "decisions"

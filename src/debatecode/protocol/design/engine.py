@@ -88,6 +88,7 @@ class DesignEngine(SessionDriver[DesignRun]):
         super().__init__(config, store=store, bus=bus, human=human)
         self.llm = llm
         self.repo = repo.resolve()
+        self.files_root = files_root(config.store_url, self.repo)
         self._deadlines: dict[str, float] = {}
         self._round_deadlines: dict[str, tuple[int, float]] = {}
 
@@ -151,7 +152,8 @@ class DesignEngine(SessionDriver[DesignRun]):
         return await self._run(session, question, resumed=True)
 
     def folder(self, session_id: str) -> DebateFiles:
-        return DebateFiles(self.repo, session_id)
+        """The debate's session folder: ``.debatecode/debates/<id>/`` next to the SQLite store (else in the repo)."""
+        return DebateFiles(self.files_root, session_id)
 
     async def _run(self, session: SessionRecord, question: DesignQuestion, *, resumed: bool = False) -> DesignResult:
         started = time.monotonic()
@@ -316,6 +318,16 @@ def _written_before(session: SessionRecord) -> Path | None:
     written = session.outcome.get("adr")
     path = Path(written) if isinstance(written, str) and written else None
     return path if path is not None and path.is_file() else None
+
+
+def files_root(store_url: str, repo: Path) -> Path:
+    """Where ``.debatecode/debates/`` goes: beside a SQLite store's file, else in ``repo``."""
+    prefix = "sqlite:///"
+    if not store_url.startswith(prefix) or store_url in (prefix, f"{prefix}:memory:"):
+        return repo
+    database = Path(store_url[len(prefix) :].split("?", 1)[0])
+    folder = (database if database.is_absolute() else Path.cwd() / database).parent
+    return folder.parent if folder.name == ".debatecode" else folder
 
 
 def _mean(scores: dict[str, int]) -> float | None:
