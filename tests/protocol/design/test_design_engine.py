@@ -8,8 +8,8 @@ turns, the session folder (``.debatecode/debates/<id>/``) and the ADR.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
