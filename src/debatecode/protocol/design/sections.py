@@ -33,12 +33,14 @@ from debatecode.protocol.design.records import (
 __all__ = [
     "bullets",
     "dedupe_dissents",
+    "distinct",
     "merge_patches",
     "parse_alternatives",
     "parse_confidence",
     "parse_patchlist",
     "parse_risks",
     "parse_sections",
+    "similar",
 ]
 
 Level = Literal["low", "medium", "high"]
@@ -374,12 +376,22 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
 
 
-def _similar(a: str, b: str) -> bool:
+def similar(a: str, b: str) -> bool:
+    """Near-duplicates: the same words, or distinct words shared at 80% or more (Jaccard)."""
     left, right = _words(a), _words(b)
     if left == right:
         return True
     sa, sb = set(left), set(right)
     return bool(sa and sb) and len(sa & sb) / len(sa | sb) >= 0.8
+
+
+def distinct(lines: Sequence[str]) -> list[str]:
+    """``lines`` without near-duplicates (``similar``), first occurrence kept, in order."""
+    kept: list[str] = []
+    for line in lines:
+        if line and not any(similar(line, seen) for seen in kept):
+            kept.append(line)
+    return kept
 
 
 def dedupe_dissents(dissents: Sequence[Dissent]) -> list[Dissent]:
@@ -389,7 +401,7 @@ def dedupe_dissents(dissents: Sequence[Dissent]) -> list[Dissent]:
     """
     merged: list[Dissent] = []
     for dissent in dissents:
-        twin = next((i for i, kept in enumerate(merged) if _similar(kept.text, dissent.text)), None)
+        twin = next((i for i, kept in enumerate(merged) if similar(kept.text, dissent.text)), None)
         if twin is None:
             merged.append(Dissent(perspectives=list(dict.fromkeys(dissent.perspectives)), text=dissent.text))
             continue

@@ -41,13 +41,16 @@ from debatecode.protocol.design.run import MODERATOR, DesignRun
 from debatecode.protocol.design.sections import (
     bullets,
     dedupe_dissents,
+    distinct,
     merge_patches,
     parse_alternatives,
     parse_patchlist,
     parse_risks,
     parse_sections,
+    similar,
 )
 from debatecode.protocol.design.steps import DesignStep, last_decision
+from debatecode.protocol.design.tally import question_options, tally_lines
 from debatecode.protocol.state import TurnRecord
 from debatecode.protocol.turns import gather_all
 
@@ -217,15 +220,18 @@ class SynthesisStep(DesignStep):
                 )
                 for key in run.state.perspectives
             ],
-            agreement=bullets(sections.get("agreement", "")),
-            tensions=bullets(sections.get("tensions", "")) or _tensions(run, final),
+            agreement=_agreement(run, final, bullets(sections.get("agreement", ""))),
+            tensions=_clipped(bullets(sections.get("tensions", ""))) or _tensions(run, final),
             recommendation=Recommendation(
                 text=recommendation_text, confidence=confidence, confidence_reason=why, caveats=caveats
             ),
-            rejected=parse_alternatives(sections.get("rejected", "")),
+            rejected=[
+                alt.model_copy(update={"option": _clip(alt.option), "reason": _clip(alt.reason)})
+                for alt in parse_alternatives(sections.get("rejected", ""))
+            ],
             dissents=dissents,
             risks=_risks(run, sections, final),
-            open_questions=bullets(sections.get("open_questions", "")),
+            open_questions=_clipped(bullets(sections.get("open_questions", ""))),
             patches=_patches(run, final) if run.state.mode == "patchlist" else [],
             escalation=escalation,
             rounds=run.state.rounds_done,
@@ -270,13 +276,36 @@ def _recommendation(sections: dict[str, str], run: DesignRun, chosen: str) -> st
     return f"{best.stance or best.text[:200]} (the position of {name}, the most satisfied perspective; the moderator's draft gave none)"
 
 
+_ITEM_CHARS = 280
+"""Longest list item the record keeps of model text (small models run on)."""
+
+
+def _clip(text: str, limit: int = _ITEM_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _clipped(lines: Sequence[str]) -> list[str]:
+    return distinct([_clip(line) for line in lines])
+
+
 def _key_arguments(run: DesignRun, key: str, speech: Position | None) -> list[str]:
     if speech is None:
         return []
     parsed = parse_speech(speech.text, run.state.names(), own=key)
-    found = [parsed.stance] if parsed.stance else []
-    found.extend(parsed.reasons[:4])
-    return [f for f in found if f]
+    return _clipped([parsed.stance, *parsed.reasons])[:4]
+
+
+def _agreement(run: DesignRun, final: dict[str, Position], drafted: list[str]) -> list[str]:
+    """The count of who recommends which option (from the speeches), then the moderator's points that add something.
+
+    A drafted point that merely repeats one debater's stance is left out: agreement is what several share.
+    """
+    names = run.state.names()
+    stances = {names.get(k, k): p.stance or p.text[:200] for k, p in final.items()}
+    counted = tally_lines(question_options(run.state.question.text), stances)
+    own = [line for line in _clipped(drafted) if not any(similar(line, s) or s[:60] in line for s in stances.values())]
+    return distinct([*counted, *own])
 
 
 def _dissents(run: DesignRun, final: dict[str, Position], scores: dict[str, int], target: int) -> list[Dissent]:
@@ -310,12 +339,19 @@ def _risks(run: DesignRun, sections: dict[str, str], final: dict[str, Position])
     rest = "\n".join(line for line in section.splitlines() if line not in piped)
     risks.extend(parse_risks(rest, default_owner="Moderator"))
     seen = {r.risk.lower() for r in risks}
-    for key, speech in final.items():
-        for risk in speech.risks:
-            if risk.lower() not in seen:
-                seen.add(risk.lower())
-                risks.append(RiskEntry(risk=risk, owner=names.get(key, key)))
-    return risks[:_MAX_RISKS]
+    spoken = [*run.state.positions, *(p for r in run.state.rounds for p in [*r.arguments, *r.rebuttals])]
+    for speech in spoken:
+        key = speech.perspective
+        for raised in speech.risks:
+            if raised.lower() not in seen:
+                seen.add(raised.lower())
+                risks.append(RiskEntry(risk=raised, owner=names.get(key, key)))
+    clipped = [r.model_copy(update={"risk": _clip(r.risk), "mitigation": _clip(r.mitigation)}) for r in risks]
+    kept: list[RiskEntry] = []
+    for entry in clipped:
+        if not any(similar(entry.risk, other.risk) for other in kept):
+            kept.append(entry)
+    return kept[:_MAX_RISKS]
 
 
 def _piped_risk(line: str) -> RiskEntry | None:
