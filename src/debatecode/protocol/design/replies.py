@@ -32,6 +32,8 @@ class Speech:
     challenges: list[str] = field(default_factory=list)
     """Perspective keys the reply challenges."""
     challenge_text: str = ""
+    challenge_line: bool = False
+    """The reply has its own ``Challenge:`` line (whether or not it names anyone)."""
     risks: list[str] = field(default_factory=list)
     satisfaction: int | None = None
     ready: bool | None = None
@@ -106,6 +108,7 @@ def parse_speech(text: str, names: Mapping[str, str], *, own: str) -> Speech:
         reasons=_items((_first(sections, "reason") or [])[1:] or (_first(sections, "reason") or [])),
         challenges=challenges,
         challenge_text=_clip(challenge_text, 400),
+        challenge_line=challenge_lines is not None and bool(challenge_text.strip(" -")),
         risks=_items(_first(sections, "risk") or []),
         satisfaction=satisfaction,
         ready=ready,

@@ -222,7 +222,8 @@ def _challenge_check(run: DesignRun, agent: Agent) -> Any:
 
     def acceptable(reply: str) -> str | None:
         speech = parse_speech(reply, names, own=agent.id)
-        if is_rubber_stamp(reply) or not speech.challenges:
+        # A challenge names a debater, or at least disagrees in its own line: small models rarely name anyone.
+        if is_rubber_stamp(reply) or not (speech.challenges or speech.challenge_line):
             return _NO_CHALLENGE_NUDGE
         if speech.satisfaction is None:
             return _NO_SCORE_NUDGE
