@@ -1,0 +1,132 @@
+"""What each debate phase is worth: the HumanEval debate with one phase switched off at a time.
+
+Each variant is the recorded runs' base config (``benchmarks/configs/humaneval-qwen.toml``)
+with one change, run with ``bench humaneval --strategy debate`` on the same problems into
+its own folder, so every variant resumes where it stopped. The table gives pass@1 on the
+hidden tests and the mean tokens spent per problem, against the full debate.
+
+Run from a fixed commit, in the background (it takes hours on 2 cores):
+
+    .venv/bin/python benchmarks/ablation.py --limit 40 --out benchmarks/results/humaneval-qwen-ablation
+
+``--table-only`` prints and writes the table from what is already there. This is a report,
+not a tuning loop: never choose settings by these hidden-test numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+BASE = Path(__file__).parent / "configs" / "humaneval-qwen.toml"
+
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "full": ("the recorded debate", {}),
+    "no-self-evolvement": ("no drafts refined from their failures", {"phases": {"self_evolvement": False}}),
+    "no-critique": ("no exchanged tests or contrastive revisions", {"phases": {"critique": False}}),
+    "no-early-stop": ("the debate runs even when the drafts pass and agree", {"convergence": {"early_stop": False}}),
+    "no-refine-iterations": ("drafts tested but never refined", {"self_evolvement": {"max_iterations": 0}}),
+}
+
+
+def _merge(base: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in change.items():
+        merged[key] = _merge(merged.get(key, {}), value) if isinstance(value, dict) else value
+    return merged
+
+
+def _toml(data: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for section, values in data.items():
+        lines.append(f"[{section}]")
+        lines.extend(f"{key} = {json.dumps(value)}" for key, value in values.items())
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _summary(folder: Path) -> tuple[int, int, float]:
+    path = folder / "results.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+    debate = {r["task_id"]: r for r in rows if r["strategy"] == "debate"}
+    passed = sum(1 for r in debate.values() if r.get("passed"))
+    tokens = sum(r.get("tokens", 0) for r in debate.values()) / len(debate) if debate else 0.0
+    return len(debate), passed, tokens
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--limit", type=int, default=40, help="the first N HumanEval problems")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/humaneval-qwen-ablation"))
+    parser.add_argument("--model", default="local/qwen2.5-coder-0.5b")
+    parser.add_argument("--only", default="", help="comma-separated variants (default: all)")
+    parser.add_argument("--table-only", action="store_true", help="write the table from existing results")
+    args = parser.parse_args()
+    base = tomllib.loads(BASE.read_text())
+    chosen = [v for v in (args.only.split(",") if args.only else VARIANTS) if v]
+    args.out.mkdir(parents=True, exist_ok=True)
+    console = Console()
+    if not args.table_only:
+        for name in chosen:
+            folder = args.out / name
+            folder.mkdir(parents=True, exist_ok=True)
+            config = folder / "config.toml"
+            config.write_text(_toml(_merge(base, VARIANTS[name][1])))
+            console.rule(f"{name}: {VARIANTS[name][0]}")
+            command = [
+                sys.executable, "-m", "debatecode.cli.app", "bench", "humaneval", "--strategy", "debate",
+                "--model", args.model, "--limit", str(args.limit), "--config", str(config), "--out", str(folder),
+            ]  # fmt: skip
+            if subprocess.run(command, check=False).returncode not in (0, 1):
+                console.print(f"[red]{name} failed; rerun to resume[/]")
+                return 3
+    _report(args, chosen, console)
+    return 0
+
+
+def _report(args: argparse.Namespace, chosen: list[str], console: Console) -> None:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    full = _summary(args.out / "full")
+    table = Table(title=f"Debate ablation, HumanEval/0-{args.limit - 1}, {args.model}")
+    rows = [
+        "| variant | what changes | problems | pass@1 | Δ vs full | mean tokens | × full |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for column in ("variant", "what changes", "problems", "pass@1", "Δ vs full", "mean tokens", "× full"):
+        table.add_column(column)
+    for name in chosen:
+        done, passed, tokens = _summary(args.out / name)
+        rate = passed / done if done else 0.0
+        full_rate = full[1] / full[0] if full[0] else 0.0
+        cells = [
+            name,
+            VARIANTS[name][0],
+            str(done),
+            f"{passed}/{done} ({rate:.1%})" if done else "—",
+            f"{(rate - full_rate) * 100:+.1f} pts" if done and full[0] else "—",
+            f"{tokens:,.0f}" if done else "—",
+            f"{tokens / full[2]:.2f}" if done and full[2] else "—",
+        ]
+        table.add_row(*cells)
+        rows.append("| " + " | ".join(cells) + " |")
+    console.print(table)
+    (args.out / "README.md").write_text(
+        "# Debate ablation (HumanEval, embedded Qwen)\n\n"
+        f"Command: `{' '.join(sys.argv)}` at commit {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
+        "Each variant is `benchmarks/configs/humaneval-qwen.toml` with one change (its `config.toml` is in its\n"
+        "folder). pass@1 is on the hidden tests; tokens are spent tokens per problem. A subset of HumanEval,\n"
+        "not the whole: read differences of a few problems as noise.\n\n" + "\n".join(rows) + "\n"
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
