@@ -652,3 +652,21 @@ async def test_session_files_go_next_to_the_sqlite_store_and_the_record_into_the
     assert result.folder == tmp_path / "state" / ".debatecode" / "debates" / result.session.id
     assert (result.folder / "metadata.json").is_file()
     assert result.adr_path is not None and result.adr_path.parent == design_world.repo / "docs" / "decisions"
+
+
+async def test_a_stance_that_only_restates_the_question_is_counted_for_no_option(design_world: DebateWorld) -> None:
+    def stance(agent: str) -> str:
+        if agent == "moonshot":
+            return "Run a small team store session events in SQLite or PostgreSQL"  # the question, restated
+        return "Use PostgreSQL" if agent == "contrarian" else "Use SQLite"
+
+    result = await design_world.debate(SQLITE_QUESTION, DebateScript(stance=stance))
+
+    record = result.record
+    assert record is not None
+    assert record.agreement[:2] == [
+        "2 of 4 perspectives recommend SQLite: Data Integrity, Operational Simplicity.",
+        "1 of 4 perspectives recommend PostgreSQL: Contrarian.",
+    ]
+    moonshot = next(p for p in record.perspectives if p.name == "Moonshot")
+    assert not any("Run a small team" in argument for argument in moonshot.key_arguments)

@@ -46,3 +46,8 @@ def test_poll_review_and_analysis_answers() -> None:
     )
     assert decision == "choose between SQLite and PostgreSQL"
     assert constraints == ["small team", "ship fast"]
+
+
+def test_only_an_answer_that_starts_with_the_verdict_is_a_complaint() -> None:
+    assert parse_review_answer("The record is fine; nothing here is misrepresented.") == (True, "")
+    assert parse_review_answer("**Misrepresented** - I said PostgreSQL.") == (False, "I said PostgreSQL.")

@@ -144,9 +144,13 @@ def parse_poll_answer(text: str) -> bool | None:
 
 
 def parse_review_answer(text: str) -> tuple[bool, str]:
-    """``ACCURATE`` → (True, ''); ``MISREPRESENTED: <view>`` → (False, the corrected view)."""
-    match = re.search(r"misrepresent\w*\s*[:\-–—]?\s*(.*)", text, re.IGNORECASE | re.DOTALL)
-    if match and not re.search(r"\bnot\s+misrepresent", text, re.IGNORECASE):
+    """``ACCURATE`` → (True, ''); ``MISREPRESENTED: <view>`` → (False, the corrected view).
+
+    Only an answer that *starts* with the verdict counts as a complaint: a small model musing about
+    accuracy somewhere in its reply is not a participant saying its view was misrepresented.
+    """
+    match = re.match(r"\W*misrepresent\w*[\s*_:\-–—]*(.*)", text, re.IGNORECASE | re.DOTALL)
+    if match:
         return False, _clip(" ".join(match.group(1).split()), 400)
     return True, ""
 

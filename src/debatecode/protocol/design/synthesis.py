@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,7 +51,7 @@ from debatecode.protocol.design.sections import (
     similar,
 )
 from debatecode.protocol.design.steps import DesignStep, last_decision
-from debatecode.protocol.design.tally import question_options, tally_lines
+from debatecode.protocol.design.tally import question_options, recommended_option, tally_lines
 from debatecode.protocol.state import TurnRecord
 from debatecode.protocol.turns import gather_all
 
@@ -81,7 +82,7 @@ class EscalationStep(DesignStep):
         options: list[EscalationOption] = []
         seen: set[str] = set()
         for speech in ranked:
-            stance = speech.stance or speech.text[:200]
+            stance = stance_of(run, speech)
             if stance and stance.lower() not in seen and len(options) < 2:
                 seen.add(stance.lower())
                 options.append(
@@ -97,7 +98,9 @@ class EscalationStep(DesignStep):
         )
         escalation = Escalation(
             reason=decision.reason,
-            positions={names.get(k, k): (p.stance or p.text[:200]) for k, p in final.items()},
+            positions={
+                names.get(k, k): (stance_of(run, p) or "(restated the question; no position)") for k, p in final.items()
+            },
             options=options,
         )
 
@@ -197,6 +200,16 @@ class SynthesisStep(DesignStep):
         if dissents:
             caveats.append("Dissents remain: " + "; ".join(", ".join(d.perspectives) for d in dissents))
         question = run.state.question
+        shown: list[str] = [recommendation_text]
+        agreement = _fresh(_agreement(run, final, bullets(sections.get("agreement", ""))), shown)
+        tensions = _fresh(_clipped(bullets(sections.get("tensions", ""))), shown) or _tensions(run, final)
+        rejected = []
+        for alt in parse_alternatives(sections.get("rejected", "")):
+            option = _clip(alt.option)
+            if _fresh([option], shown):
+                rejected.append(alt.model_copy(update={"option": option, "reason": _clip(alt.reason)}))
+        open_questions = _fresh(_clipped(bullets(sections.get("open_questions", ""))), shown)
+        risks = [r for r in _risks(run, sections, final) if _fresh([r.risk], shown)]
         record = DecisionRecord(
             number=0,
             slug=slugify(question.title),
@@ -220,18 +233,15 @@ class SynthesisStep(DesignStep):
                 )
                 for key in run.state.perspectives
             ],
-            agreement=_agreement(run, final, bullets(sections.get("agreement", ""))),
-            tensions=_clipped(bullets(sections.get("tensions", ""))) or _tensions(run, final),
+            agreement=agreement,
+            tensions=tensions,
             recommendation=Recommendation(
                 text=recommendation_text, confidence=confidence, confidence_reason=why, caveats=caveats
             ),
-            rejected=[
-                alt.model_copy(update={"option": _clip(alt.option), "reason": _clip(alt.reason)})
-                for alt in parse_alternatives(sections.get("rejected", ""))
-            ],
+            rejected=rejected,
             dissents=dissents,
-            risks=_risks(run, sections, final),
-            open_questions=_clipped(bullets(sections.get("open_questions", ""))),
+            risks=risks,
+            open_questions=open_questions,
             patches=_patches(run, final) if run.state.mode == "patchlist" else [],
             escalation=escalation,
             rounds=run.state.rounds_done,
@@ -286,26 +296,64 @@ def _clip(text: str, limit: int = _ITEM_CHARS) -> str:
 
 
 def _clipped(lines: Sequence[str]) -> list[str]:
-    return distinct([_clip(line) for line in lines])
+    return distinct([_clip(line) for line in lines if not _junk(line)])
+
+
+def _junk(line: str) -> bool:
+    """A placeholder or a fragment, not an item: "None", "No", "N/A", a single word."""
+    words = line.split()
+    return len(words) < 2 or line.strip(" .").lower() in ("none", "no", "n/a", "yes", "nothing", "none recorded")
+
+
+def _fresh(lines: Sequence[str], shown: list[str]) -> list[str]:
+    """``lines`` not already said in an earlier section (near-duplicates count); adds them to ``shown``."""
+    kept = [line for line in lines if not _junk(line) and not any(similar(line, seen) for seen in shown)]
+    shown.extend(kept)
+    return kept
 
 
 def _key_arguments(run: DesignRun, key: str, speech: Position | None) -> list[str]:
     if speech is None:
         return []
     parsed = parse_speech(speech.text, run.state.names(), own=key)
-    return _clipped([parsed.stance, *parsed.reasons])[:4]
+    question = run.state.question.text
+    return _clipped([line for line in [parsed.stance, *parsed.reasons] if line and not _restates(line, question)])[:4]
 
 
 def _agreement(run: DesignRun, final: dict[str, Position], drafted: list[str]) -> list[str]:
     """The count of who recommends which option (from the speeches), then the moderator's points that add something.
 
     A drafted point that merely repeats one debater's stance is left out: agreement is what several share.
+    So is one arguing for a single option while the debaters are split between options.
     """
     names = run.state.names()
-    stances = {names.get(k, k): p.stance or p.text[:200] for k, p in final.items()}
-    counted = tally_lines(question_options(run.state.question.text), stances)
-    own = [line for line in _clipped(drafted) if not any(similar(line, s) or s[:60] in line for s in stances.values())]
+    stances = {names.get(k, k): stance_of(run, p) for k, p in final.items()}
+    options = question_options(run.state.question.text)
+    counted = tally_lines(options, {name: stance for name, stance in stances.items() if stance})
+    split = sum(1 for line in counted if " perspectives recommend " in line) > 1
+    own = [
+        line
+        for line in _clipped(drafted)
+        if not any(similar(line, s) or (s and s[:60] in line) for s in stances.values())
+        and not (split and recommended_option(line, options) is not None)
+    ]
     return distinct([*counted, *own])
+
+
+def stance_of(run: DesignRun, speech: Position) -> str:
+    """The speech's stance, unless it only restates the question (small models do): then its first reason, if any."""
+    parsed = parse_speech(speech.text, run.state.names(), own=speech.perspective)
+    stance = parsed.stance or speech.text[:200]
+    if _restates(stance, run.state.question.text):
+        return next((r for r in parsed.reasons if not _restates(r, run.state.question.text)), "")
+    return stance
+
+
+def _restates(text: str, question: str) -> bool:
+    """Mostly the question's own words, and most of them (a short stance picking one option does not count)."""
+    words = {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
+    asked = {w for w in re.findall(r"[a-z0-9]+", question.lower()) if len(w) > 2}
+    return bool(words and asked) and len(words & asked) / len(words | asked) >= 0.6
 
 
 def _dissents(run: DesignRun, final: dict[str, Position], scores: dict[str, int], target: int) -> list[Dissent]:
