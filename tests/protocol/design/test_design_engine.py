@@ -188,6 +188,7 @@ async def test_flat_satisfaction_escalates_and_nobody_decides_without_a_human(de
     assert record.stop_reason.startswith("stalemate")
     assert record.status == "escalated"
     assert record.recommendation.confidence == "LOW"
+    assert record.recommendation.text.startswith("Undecided: stalemate"), "nobody decided: the record must not pretend"
     escalation = record.escalation
     assert escalation is not None
     assert escalation.reason.startswith("stalemate")

@@ -57,7 +57,7 @@ from debatecode.protocol.turns import gather_all
 
 __all__ = ["EscalationStep", "SynthesisReviewStep", "SynthesisStep", "confidence_of"]
 
-_MAX_RISKS = 12
+_MAX_RISKS = 8
 
 
 def _final(run: DesignRun) -> dict[str, Position]:
@@ -272,7 +272,16 @@ def _context(run: DesignRun) -> str:
 
 
 def _recommendation(sections: dict[str, str], run: DesignRun, chosen: str) -> str:
-    text = " ".join(bullets(sections.get("recommendation", ""))).strip()
+    text = _clip(" ".join(bullets(sections.get("recommendation", ""))).strip(), 600)
+    escalation = run.state.escalation
+    if escalation is not None and not escalation.choice:
+        # Nobody decided: the record must not read as if somebody had. It names the leading position instead.
+        names = run.state.names()
+        stances = {names.get(k, k): stance_of(run, p) for k, p in _final(run).items()}
+        counted = tally_lines(question_options(run.state.question.text), stances)
+        leading = f" The leading position: {counted[0]}" if counted and " recommend " in counted[0] else ""
+        draft = f" The moderator's draft said: {text}" if text else ""
+        return f"Undecided: {escalation.reason}; a human has to choose (see Escalation).{leading}{draft}"
     if text:
         return text
     if chosen:
@@ -329,15 +338,21 @@ def _agreement(run: DesignRun, final: dict[str, Position], drafted: list[str]) -
     names = run.state.names()
     stances = {names.get(k, k): stance_of(run, p) for k, p in final.items()}
     options = question_options(run.state.question.text)
-    counted = tally_lines(options, {name: stance for name, stance in stances.items() if stance})
-    split = sum(1 for line in counted if " perspectives recommend " in line) > 1
+    counted = tally_lines(options, stances)
+    supported = {o for stance in stances.values() if stance and (o := recommended_option(stance, options)) is not None}
     own = [
         line
         for line in _clipped(drafted)
         if not any(similar(line, s) or (s and s[:60] in line) for s in stances.values())
-        and not (split and recommended_option(line, options) is not None)
+        and _agrees_with_count(line, options, supported)
     ]
     return distinct([*counted, *own])
+
+
+def _agrees_with_count(line: str, options: Sequence[str], supported: set[str]) -> bool:
+    """An item arguing for one option is agreement only when that option is the only one any debater backs."""
+    favoured = recommended_option(line, options) if options else None
+    return favoured is None or supported == {favoured}
 
 
 def stance_of(run: DesignRun, speech: Position) -> str:
@@ -394,7 +409,12 @@ def _risks(run: DesignRun, sections: dict[str, str], final: dict[str, Position])
             if raised.lower() not in seen:
                 seen.add(raised.lower())
                 risks.append(RiskEntry(risk=raised, owner=names.get(key, key)))
-    clipped = [r.model_copy(update={"risk": _clip(r.risk), "mitigation": _clip(r.mitigation)}) for r in risks]
+    question = run.state.question.text
+    clipped = [
+        r.model_copy(update={"risk": _clip(r.risk, 220), "mitigation": _clip(r.mitigation, 220)})
+        for r in risks
+        if not _junk(r.risk) and not _restates(r.risk, question)
+    ]
     kept: list[RiskEntry] = []
     for entry in clipped:
         if not any(similar(entry.risk, other.risk) for other in kept):

@@ -75,7 +75,7 @@ def tally_lines(options: Sequence[str], stances: Mapping[str, str]) -> list[str]
     picks: dict[str, list[str]] = {}
     undecided: list[str] = []
     for name, stance in stances.items():
-        option = recommended_option(stance, options)
+        option = recommended_option(stance, options) if stance else None
         if option is None:
             undecided.append(name)
         else:
