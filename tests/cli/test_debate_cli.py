@@ -8,16 +8,14 @@ and escalates.
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import yaml
-from tests.cli.helpers import EXE, run_cli
+from tests.cli.crash import kill_when
+from tests.cli.helpers import run_cli
 
 from debatecode.task import load_task
 
@@ -147,26 +145,12 @@ def test_an_escalated_debate_without_a_human_exits_5_with_the_record_saying_so(t
 @pytest.mark.slow
 def test_a_debate_killed_mid_round_resumes_from_its_stored_turns(tmp_path: Path) -> None:
     script = _script(tmp_path / "slow.yaml", 95, mark=" (first run)", delay=0.25, replies=40)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DEBATECODE_")} | {"NO_COLOR": "1", "TERM": "dumb"}
-    proc = subprocess.Popen(
-        [str(EXE), "debate", QUESTION, "--model", f"scripted:{script}", "--no-checkpoints"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     db = tmp_path / ".debatecode" / "debatecode.db"
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            if db.exists() and len(_turns(db)) >= 12:  # phase 1, round 1's arguments and some rebuttals
-                break
-            assert proc.poll() is None, "the debate finished before it could be killed"
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
+    kill_when(
+        ["debate", QUESTION, "--model", f"scripted:{script}", "--no-checkpoints"],
+        cwd=tmp_path,
+        ready=lambda: db.exists() and len(_turns(db)) >= 12,  # phase 1, round 1's arguments and some rebuttals
+    )
     before = _turns(db)
     assert 12 <= len(before) < len(_expected_keys()), "killed mid-debate"
     session_id, status, _ = _session(db)

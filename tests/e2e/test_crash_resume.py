@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import yaml
-from tests.cli.helpers import EXE, REPO, run_cli
+from tests.cli.crash import kill_when
+from tests.cli.helpers import REPO, run_cli
 
 ADD = str(REPO / "examples" / "tasks" / "add.md")
 
@@ -50,22 +47,8 @@ def test_killed_session_resumes_to_the_same_turns(tmp_path: Path) -> None:
     expected = [key for _, _, key in _turns(clean / ".debatecode" / "debatecode.db")]
     assert len(expected) >= 20
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DEBATECODE_")} | {"NO_COLOR": "1", "TERM": "dumb"}
-    proc = subprocess.Popen(
-        [str(EXE), *_solve_args(script)], cwd=crashed, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
     db = crashed / ".debatecode" / "debatecode.db"
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            if db.exists() and len(_turns(db)) >= 10:
-                break
-            assert proc.poll() is None, "the run finished before it could be killed"
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
+    kill_when(_solve_args(script), cwd=crashed, ready=lambda: db.exists() and len(_turns(db)) >= 10)
     before = _turns(db)
     assert 10 <= len(before) < len(expected), "killed mid-debate"
     with sqlite3.connect(db) as conn:

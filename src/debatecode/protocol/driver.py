@@ -18,13 +18,22 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from debatecode.config import DebateConfig
-from debatecode.errors import BudgetExceeded, ModelError, SandboxError, VersionControlError
-from debatecode.protocol.events import CheckpointDecided, EventBus, PhaseCompleted, PhaseStarted, RoundCompleted
+from debatecode.errors import BudgetExceeded, ModelError, SandboxError, StoreError, VersionControlError
+from debatecode.protocol.events import (
+    CheckpointDecided,
+    CheckpointRequested,
+    EventBus,
+    PhaseCompleted,
+    PhaseStarted,
+    RoundCompleted,
+    SessionFinished,
+)
 from debatecode.protocol.gates import GateKeeper
 from debatecode.protocol.human import CheckpointDecision, HumanInterface
 from debatecode.protocol.journal import turn_key
@@ -135,6 +144,45 @@ class SessionDriver(abc.ABC, Generic[RunT]):
     ) -> Any:
         """Write the session's outcome and outputs; return what the caller gets."""
 
+    # -- finishing ---------------------------------------------------------
+
+    def _session_totals(self, run: RunT, started: float, prior_tokens: int) -> dict[str, Any]:
+        """The session's rounds, tokens, cost and time so far, for the fields of its ``SessionFinished``.
+
+        The stored session's tokens and cost count only when ``prior_tokens`` says it ran before
+        (a resume); its stored duration always counts.
+        """
+        usage = run.deps.budget.usage
+        session = run.session
+        return {
+            "total_rounds": run.state.rounds_done,
+            "prompt_tokens": (session.prompt_tokens if prior_tokens else 0) + usage.prompt_tokens,
+            "completion_tokens": (session.completion_tokens if prior_tokens else 0) + usage.completion_tokens,
+            "cost_usd": (session.cost_usd if prior_tokens else 0.0) + usage.cost_usd,
+            "duration_s": session.duration_s + (time.monotonic() - started),
+        }
+
+    def _emit_finished(
+        self,
+        run: RunT,
+        status: SessionStatus,
+        outcome: dict[str, Any],
+        error: str | None,
+        fields: dict[str, Any],
+        *,
+        noun: str = "session",
+    ) -> None:
+        """Emit ``SessionFinished``; ``noun`` names the session in the log line when the store cannot record it.
+
+        Raises:
+            StoreError: the store recorder could not write the end of the session (logged first).
+        """
+        try:
+            self.bus.emit(SessionFinished(run.session_id, status, outcome, error, fields))
+        except StoreError:
+            logger.exception("could not record the end of %s %s", noun, run.session_id)
+            raise
+
     # -- driving -----------------------------------------------------------
 
     async def _drive_plan(self, run: RunT, plan: ProtocolPlan[RunT], started: float, prior_tokens: int) -> Any:
@@ -212,10 +260,10 @@ class SessionDriver(abc.ABC, Generic[RunT]):
 
         async def ask() -> TurnRecord:
             timeout = self.config.checkpoints.timeout_s
+            summary = self._checkpoint_summary(run, round_no)
+            self.bus.emit(CheckpointRequested(run.session_id, round_no, summary))
             try:
-                decided = await asyncio.wait_for(
-                    human.checkpoint(round_no, self._checkpoint_summary(run, round_no)), timeout
-                )
+                decided = await asyncio.wait_for(human.checkpoint(round_no, summary), timeout)
             except TimeoutError:
                 raise CheckpointPaused(
                     f"no answer at the checkpoint after round {round_no} within {timeout:g}s; "

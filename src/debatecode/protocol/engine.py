@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from debatecode.config import DebateConfig
 from debatecode.errors import (
     ConfigError,
-    StoreError,
     TaskError,
     VersionControlError,
 )
@@ -40,7 +39,6 @@ from debatecode.protocol.early_stop import early_agreement
 from debatecode.protocol.events import (
     Escalated,
     EventBus,
-    SessionFinished,
     SessionStarted,
 )
 from debatecode.protocol.human import HumanInterface
@@ -363,25 +361,16 @@ class DebateEngine(SessionDriver[DebateRun]):
         state.outcome.topology = self.config.topology.type
         outcome = state.outcome.to_record()
         winner = run.ws.candidates.get(state.outcome.winner or "")
-        usage = run.deps.budget.usage
         session = run.session
         fields: dict[str, Any] = {
-            "total_rounds": run.state.rounds_done,
-            "prompt_tokens": (session.prompt_tokens if prior_tokens else 0) + usage.prompt_tokens,
-            "completion_tokens": (session.completion_tokens if prior_tokens else 0) + usage.completion_tokens,
-            "cost_usd": (session.cost_usd if prior_tokens else 0.0) + usage.cost_usd,
-            "duration_s": session.duration_s + (time.monotonic() - started),
+            **self._session_totals(run, started, prior_tokens),
             "final_version_id": winner.version_id if winner else None,
             "final_consensus_score": winner.report.pass_rate if winner else None,
             "coordination_protocol": run.state.planning_style,
         }
         final = session.model_copy(update={**fields, "status": status, "outcome": outcome, "error": error})
         solution_path, report_path = await asyncio.to_thread(write_outputs, run, final, winner)
-        try:
-            self.bus.emit(SessionFinished(session.id, status, outcome, error, fields))
-        except StoreError:
-            logger.exception("could not record the end of session %s", session.id)
-            raise
+        self._emit_finished(run, status, outcome, error, fields)
         try:
             await asyncio.to_thread(run.ws.worktree.close, self.config.vcs.removes_worktree(status))
         except VersionControlError as exc:

@@ -1,6 +1,6 @@
 """Typed events the engine emits, and the bus that delivers them.
 
-The store, the CLI renderer and (later) the SSE endpoint subscribe here;
+The store, the CLI renderer and the server's event stream subscribe here;
 nothing else reaches into the engine. Handlers run synchronously, in
 subscription order, on the engine's thread. A failing handler is logged and
 does not stop the debate, except the store recorder, which is registered as
@@ -15,11 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TestReport, TurnRecord
 
 __all__ = [
     "AgentStatusChanged",
     "CheckpointDecided",
+    "CheckpointRequested",
     "CodeVersionCommitted",
     "Escalated",
     "Event",
@@ -34,6 +37,7 @@ __all__ = [
     "TestsRun",
     "TurnCompleted",
     "VoteCast",
+    "event_data",
 ]
 
 logger = logging.getLogger(__name__)
@@ -148,6 +152,14 @@ class RoundCompleted(Event):
 
 
 @dataclass(frozen=True)
+class CheckpointRequested(Event):
+    """The debate waits for Continue / Guide / End after ``round``."""
+
+    round: int
+    summary: str = ""
+
+
+@dataclass(frozen=True)
 class CheckpointDecided(Event):
     round: int
     action: str
@@ -174,3 +186,15 @@ class GateDecided(Event):
 class Escalated(Event):
     reason: str
     summary: str
+
+
+_ADAPTERS: dict[type[Event], TypeAdapter[Any]] = {}
+
+
+def event_data(event: Event) -> dict[str, Any]:
+    """The event's fields as JSON-ready values (records become dicts, datetimes ISO strings)."""
+    adapter = _ADAPTERS.get(type(event))
+    if adapter is None:
+        adapter = _ADAPTERS[type(event)] = TypeAdapter(type(event))
+    data: dict[str, Any] = adapter.dump_python(event, mode="json")
+    return data

@@ -44,6 +44,20 @@ BILLING_QUESTION = (
 NUDGE_MARK = "Your reply was rejected"
 """The start of the nudge a rejected (rubber-stamp) reply is re-asked with."""
 
+ADR_SECTIONS = (
+    "Question",
+    "Context",
+    "Perspectives",
+    "Points of agreement",
+    "Key tensions",
+    "Recommendation",
+    "Rejected alternatives",
+    "Dissents",
+    "Risk register",
+    "Open questions",
+)
+"""The ``##`` sections every decision record has, in order (escalation and corrections come after, when present)."""
+
 DEFAULT_SYNTHESIS = """## Recommendation
 - Use SQLite now, with a migration path to PostgreSQL.
 ## Points of agreement

@@ -29,18 +29,7 @@ from debatecode.protocol.design.records import (
     RiskEntry,
 )
 
-ADR_SECTIONS = [
-    "Question",
-    "Context",
-    "Perspectives",
-    "Points of agreement",
-    "Key tensions",
-    "Recommendation",
-    "Rejected alternatives",
-    "Dissents",
-    "Risk register",
-    "Open questions",
-]
+from .conftest import ADR_SECTIONS
 
 
 def make_record(**changes: object) -> DecisionRecord:
@@ -112,12 +101,12 @@ def test_adr_has_title_metadata_and_every_section_in_order() -> None:
     for label in ("Status", "Date", "Debate ID", "Rounds", "Stop reason", "Perspectives", "Final satisfaction"):
         assert f"- **{label}:**" in text.split("## Question")[0]
     assert "Performance Advocate 72/100, Operational Simplicity 95/100" in text
-    assert headings(text) == ADR_SECTIONS
+    assert headings(text) == list(ADR_SECTIONS)
 
 
 def test_every_section_heading_is_present_even_when_empty() -> None:
     text = render_adr(empty_record())
-    assert headings(text) == ADR_SECTIONS
+    assert headings(text) == list(ADR_SECTIONS)
     for title in ("Context", "Perspectives", "Points of agreement", "Key tensions", "Rejected alternatives"):
         assert section(text, title) == NONE_RECORDED
     for title in ("Dissents", "Risk register", "Open questions"):
@@ -172,7 +161,7 @@ def test_model_text_cannot_break_the_markdown_structure() -> None:
         recommendation=Recommendation(text=hostile, confidence="HIGH", confidence_reason="# why"),
     )
     text = render_adr(record)
-    assert headings(text) == ADR_SECTIONS
+    assert headings(text) == list(ADR_SECTIONS)
     lines = text.splitlines()
     assert all(not line.startswith("#") or line.startswith(("# ADR", "## ", "### ")) for line in lines)
     assert all(not line.lstrip().startswith(("```", "~~~", "<", "===")) for line in lines)

@@ -20,6 +20,7 @@ from debatecode.protocol.design.engine import DesignResult
 from debatecode.protocol.state import TurnRecord
 
 from .conftest import (
+    ADR_SECTIONS,
     BILLING_QUESTION,
     NUDGE_MARK,
     SQLITE_QUESTION,
@@ -30,18 +31,6 @@ from .conftest import (
     debate_fn,
 )
 
-ADR_SECTIONS = (
-    "Question",
-    "Context",
-    "Perspectives",
-    "Points of agreement",
-    "Key tensions",
-    "Recommendation",
-    "Rejected alternatives",
-    "Dissents",
-    "Risk register",
-    "Open questions",
-)
 SQLITE_DEBATERS = ("data-integrity", "operational-simplicity", "contrarian", "moonshot")
 TRIO = ("simplicity", "contrarian", "moonshot")
 """``design.perspectives = ["simplicity"]`` plus the always-present Contrarian and Moonshot."""

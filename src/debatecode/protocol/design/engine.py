@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from debatecode.config import DebateConfig
-from debatecode.errors import StoreError, TaskError
+from debatecode.errors import TaskError
 from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
 from debatecode.protocol.allowance import TokenAllowance
@@ -43,7 +43,7 @@ from debatecode.protocol.design.steps import (
 )
 from debatecode.protocol.design.synthesis import EscalationStep, SynthesisReviewStep, SynthesisStep
 from debatecode.protocol.driver import ProtocolPlan, SessionDriver, Step, StepTimedOut
-from debatecode.protocol.events import EventBus, SessionFinished, SessionStarted
+from debatecode.protocol.events import EventBus, SessionStarted
 from debatecode.protocol.human import HumanInterface
 from debatecode.protocol.journal import Journal
 from debatecode.protocol.state import SessionRecord, SessionStatus
@@ -262,14 +262,8 @@ class DesignEngine(SessionDriver[DesignRun]):
             number = int(adr_path.name.split("-")[1]) if adr_path.name.startswith("adr-") else record.number
             record = record.model_copy(update={"number": number})
             run.state.record = record
-        usage = run.deps.budget.usage
-        session = run.session
         fields: dict[str, Any] = {
-            "total_rounds": run.state.rounds_done,
-            "prompt_tokens": (session.prompt_tokens if prior_tokens else 0) + usage.prompt_tokens,
-            "completion_tokens": (session.completion_tokens if prior_tokens else 0) + usage.completion_tokens,
-            "cost_usd": (session.cost_usd if prior_tokens else 0.0) + usage.cost_usd,
-            "duration_s": session.duration_s + (time.monotonic() - started),
+            **self._session_totals(run, started, prior_tokens),
             "final_consensus_score": _mean(run.state.scores()),
         }
         outcome: dict[str, Any] = {
@@ -294,12 +288,8 @@ class DesignEngine(SessionDriver[DesignRun]):
                     "error": error,
                 },
             )
-        try:
-            self.bus.emit(SessionFinished(session.id, status, outcome, error, fields))
-        except StoreError:
-            logger.exception("could not record the end of design debate %s", session.id)
-            raise
-        final = self.store.get_session(session.id)
+        self._emit_finished(run, status, outcome, error, fields, noun="design debate")
+        final = self.store.get_session(run.session_id)
         return DesignResult(
             session=final,
             status=status,

@@ -23,6 +23,7 @@ import abc
 from typing import TYPE_CHECKING, Any
 
 from debatecode.agents.agent import Agent
+from debatecode.agents.design_prompts import DesignKind
 from debatecode.agents.perspectives import Perspective, complexity_rounds, load_catalog, select_perspectives
 from debatecode.agents.roles import RoleSpec
 from debatecode.protocol.design.files import DebateFiles
@@ -232,6 +233,33 @@ def _challenge_check(run: DesignRun, agent: Agent) -> Any:
     return acceptable
 
 
+async def _speak(
+    run: DesignRun, agent: Agent, kind: DesignKind, phase: str, round_no: int, **values: Any
+) -> TurnRecord:
+    """One debater's speech in round ``round_no`` (an argument or a rebuttal), with its status shown around it.
+
+    The speech must challenge another debater and give a satisfaction score (else it is asked again,
+    once), and may call a convergence poll; ``values`` are the rest of the prompt's inputs.
+    """
+    run.status(agent, "thinking", phase)
+    turn = await run.say(
+        agent,
+        kind,
+        phase=phase,
+        round_no=round_no,
+        stage=f"round{round_no}",
+        max_tokens=_reply_tokens(run),
+        acceptable=_challenge_check(run, agent),
+        round=round_no,
+        challenge=True,
+        scored=True,
+        poll=True,
+        **values,
+    )
+    run.status(agent, "done", phase)
+    return turn
+
+
 class PositionsStep(DesignStep):
     """Phase 1: independent positions, in parallel; nobody sees another's."""
 
@@ -272,28 +300,12 @@ class ArgumentsStep(DesignStep):
         )
         names = [p.name for p in run.state.perspectives.values()]
 
-        async def one(agent: Agent) -> TurnRecord:
-            run.status(agent, "thinking", self.name)
-            turn = await run.say(
-                agent,
-                "argue",
-                phase=self.name,
-                round_no=round_no,
-                stage=f"round{round_no}",
-                max_tokens=_reply_tokens(run),
-                acceptable=_challenge_check(run, agent),
-                history=history,
-                summary=previous,
-                debaters=names,
-                round=round_no,
-                challenge=True,
-                scored=True,
-                poll=True,
+        turns = await gather_all(
+            *(
+                _speak(run, agent, "argue", self.name, round_no, history=history, summary=previous, debaters=names)
+                for agent in debaters
             )
-            run.status(agent, "done", self.name)
-            return turn
-
-        turns = await gather_all(*(one(agent) for agent in debaters))
+        )
         record = run.state.round(round_no)
         record.arguments = []
         for agent, turn in zip(debaters, turns, strict=True):
@@ -325,24 +337,16 @@ class RebuttalsStep(DesignStep):
                 {"name": names.get(p.perspective, p.perspective), "text": run.compact(p)}
                 for p in [*record.arguments, *record.rebuttals]
             ]
-            run.status(agent, "thinking", self.name)
-            turn = await run.say(
+            turn = await _speak(
+                run,
                 agent,
                 "rebut",
-                phase=self.name,
-                round_no=round_no,
-                stage=f"round{round_no}",
-                max_tokens=_reply_tokens(run),
-                acceptable=_challenge_check(run, agent),
+                self.name,
+                round_no,
                 history=history,
                 speeches=speeches,
                 debaters=list(names.values()),
-                round=round_no,
-                challenge=True,
-                scored=True,
-                poll=True,
             )
-            run.status(agent, "done", self.name)
             await run.record(turn)
             record.rebuttals.append(_position(run, turn, agent, round_no, "rebuttal")[0])
         return f"{len(record.rebuttals)} rebuttals"
