@@ -26,7 +26,7 @@ from debatecode.store import SessionStore, open_store
 from debatecode.store.models import Base
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-HEAD = "0004"
+HEAD = "0005"
 
 
 class StoredEpisode(Episode):

@@ -11,6 +11,7 @@ from debatecode.cli import debate as debate_cmd
 from debatecode.cli import hook as hook_cmd
 from debatecode.cli import memory as memory_cmd
 from debatecode.cli import sandbox as sandbox_cmd
+from debatecode.cli import serve as serve_cmd
 from debatecode.cli import sessions as sessions_cmd
 from debatecode.cli import solve as solve_cmd
 from debatecode.cli import sweep as sweep_cmd
@@ -31,6 +32,8 @@ app = typer.Typer(
 app.command("solve", help=solve_cmd.__doc__)(solve_cmd.solve)
 app.command("debate", help=debate_cmd.debate.__doc__)(debate_cmd.debate)
 app.command("sweep", help=sweep_cmd.sweep.__doc__)(sweep_cmd.sweep)
+app.command("serve", help=serve_cmd.serve.__doc__)(serve_cmd.serve)
+sessions_cmd.app.command("view")(serve_cmd.view_session)
 for _name in ("audit", "replay", "gates", "approve", "reject"):
     sessions_cmd.app.command(_name)(getattr(audit_cmd, _name))
 app.add_typer(sessions_cmd.app, name="sessions", help="List, inspect, audit and replay stored debate sessions.")

@@ -160,7 +160,7 @@ def replay(
 async def _replay(task: Task, config: DebateConfig, sandbox: str | None, human: Any) -> tuple[DebateResult, int]:
     """Run the replayed session on one event loop; its result and how many turns it stored."""
     from debatecode._api import build_services
-    from debatecode.cli.session_runner import run_debate
+    from debatecode.protocol.session_runner import run_debate
 
     async with build_services(config, sandbox_backend=sandbox) as services:
         result = await run_debate(task, config, services, human=human)

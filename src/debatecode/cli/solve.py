@@ -143,8 +143,8 @@ async def _run(task: Path, parsed: Task, config: DebateConfig, sandbox: str | No
 
     from debatecode._api import build_services
     from debatecode.cli.render import LiveRenderer, print_summary
-    from debatecode.cli.session_runner import run_debate
     from debatecode.protocol.events import EventBus
+    from debatecode.protocol.session_runner import run_debate
 
     with console.status("checking model, sandbox and store…", spinner="dots"):
         services = build_services(config, sandbox_backend=sandbox)

@@ -1,4 +1,4 @@
-"""Writes engine events to the store as they happen.
+"""Writes engine events to the store as they happen: every event to the session's feed, and turns, versions and status to their tables.
 
 It lives with the events it reads (the protocol), not in the store, so that
 the store never imports the layer above it.
@@ -11,8 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from debatecode.protocol.events import CodeVersionCommitted, Event, SessionFinished, SessionStarted, TurnCompleted
-from debatecode.store.records import utcnow
+from debatecode.protocol.events import (
+    CodeVersionCommitted,
+    Event,
+    SessionFinished,
+    SessionStarted,
+    TurnCompleted,
+    event_data,
+)
+from debatecode.store.records import EventRecord, utcnow
 
 if TYPE_CHECKING:
     from debatecode.store.repository import SessionStore
@@ -21,7 +28,11 @@ __all__ = ["StoreRecorder"]
 
 
 class StoreRecorder:
-    """Persists turns, code versions and session status from engine events."""
+    """Persists turns, code versions and session status from engine events, and every event to the feed.
+
+    The feed write comes last, so a client that reads an event from the store
+    also finds the turn, version or status it announces.
+    """
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store
@@ -39,3 +50,4 @@ class StoreRecorder:
             if event.status in ("completed", "failed", "budget_exceeded", "cancelled"):
                 fields.setdefault("completed_at", utcnow())
             self.store.update_session(event.session_id, **fields)
+        self.store.add_event(EventRecord(session_id=event.session_id, type=type(event).__name__, data=event_data(event)))

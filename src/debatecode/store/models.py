@@ -1,12 +1,13 @@
 """SQLAlchemy tables of the session store and their mapping to the protocol records.
 
-Four tables mirror the four pydantic records of :mod:`debatecode.store.records`,
+Five tables mirror the five pydantic records of :mod:`debatecode.store.records`,
 column for field:
 
 - ``debate_sessions`` ← :class:`~debatecode.store.records.SessionRecord`
 - ``debate_turns`` ← :class:`~debatecode.store.records.TurnRecord`
 - ``code_versions`` ← :class:`~debatecode.store.records.CodeVersionRecord`
 - ``gate_decisions`` ← :class:`~debatecode.store.records.GateRecord`
+- ``session_events`` ← :class:`~debatecode.store.records.EventRecord`
 
 and two more hold the memory layer's records with their vectors
 (:mod:`debatecode.memory.store` and :mod:`debatecode.memory.wisdom` map them):
@@ -45,12 +46,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from debatecode.store.records import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
+from debatecode.store.records import CodeVersionRecord, EventRecord, GateRecord, SessionRecord, TurnRecord
 
 __all__ = [
     "Base",
     "CodeVersionRow",
     "EpisodeRow",
+    "EventRow",
     "GateRow",
     "LessonRow",
     "SessionRow",
@@ -216,6 +218,18 @@ class GateRow(Base):
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
+class EventRow(Base):
+    """One engine event of a session (``EventRecord``), in emission order."""
+
+    __tablename__ = "session_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ID, ForeignKey("debate_sessions.id", ondelete="CASCADE"), index=True)
+    type: Mapped[str] = mapped_column(String(64))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
 class EpisodeRow(Base):
     """One Reflexion episode (``Episode``) with its embedding.
 
@@ -271,7 +285,7 @@ class LessonRow(Base):
 # Record field name -> mapped attribute name, where they differ.
 _ATTRIBUTE = {"metadata": "metadata_"}
 
-RecordT = TypeVar("RecordT", SessionRecord, TurnRecord, CodeVersionRecord, GateRecord)
+RecordT = TypeVar("RecordT", SessionRecord, TurnRecord, CodeVersionRecord, GateRecord, EventRecord)
 
 
 def row_values(record: BaseModel) -> dict[str, Any]:

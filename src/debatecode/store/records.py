@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "SCHEMA_VERSION",
     "CodeVersionRecord",
+    "EventRecord",
     "GateRecord",
     "GateStatus",
     "SessionKind",
@@ -155,3 +156,22 @@ class GateRecord(BaseModel):
     reason: str = ""
     requested_at: datetime = Field(default_factory=utcnow)
     decided_at: datetime | None = None
+
+
+class EventRecord(BaseModel):
+    """One engine event as the store keeps it: the live feed of a session, replayable from any point.
+
+    ``id`` grows across the whole store, so "every event after N" is one indexed
+    query; the server's event stream uses it as the SSE ``Last-Event-ID``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int = 0
+    """Assigned by the store when the event is written."""
+    session_id: str
+    type: str
+    """The event class name: ``TurnCompleted``, ``GateRequested``..."""
+    data: dict[str, Any] = Field(default_factory=dict)
+    """The event's fields as JSON."""
+    created_at: datetime = Field(default_factory=utcnow)

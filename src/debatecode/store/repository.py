@@ -37,8 +37,16 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from debatecode.errors import SessionNotFound, StoreError
-from debatecode.store.models import CodeVersionRow, GateRow, SessionRow, TurnRow, record_from_row, row_values
-from debatecode.store.records import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord, utcnow
+from debatecode.store.models import (
+    CodeVersionRow,
+    EventRow,
+    GateRow,
+    SessionRow,
+    TurnRow,
+    record_from_row,
+    row_values,
+)
+from debatecode.store.records import CodeVersionRecord, EventRecord, GateRecord, SessionRecord, TurnRecord, utcnow
 
 __all__ = ["DEFAULT_STORE_URL", "MIGRATIONS_DIR", "SessionStore", "build_engine", "migration_config", "open_store"]
 
@@ -371,6 +379,37 @@ class SessionStore:
                 row.reason = reason
                 row.decided_at = utcnow()
             return record_from_row(GateRecord, row)
+
+    # -- events ---------------------------------------------------------------------
+
+    def add_event(self, rec: EventRecord) -> EventRecord:
+        """Append one engine event to its session's feed and return it with its ``id``.
+
+        Raises:
+            StoreError: the session does not exist, or the write failed.
+        """
+        values = row_values(rec)
+        values.pop("id")
+        with self._transaction(f"add a {rec.type} event to session {rec.session_id}", write=True) as db:
+            row = EventRow(**values)
+            db.add(row)
+            db.flush()
+            return record_from_row(EventRecord, row)
+
+    def events(self, session_id: str, *, after: int = 0, limit: int = 500) -> list[EventRecord]:
+        """Up to ``limit`` of the session's events with an ``id`` above ``after``, oldest first.
+
+        Raises:
+            StoreError: the read failed.
+        """
+        query = (
+            select(EventRow)
+            .where(EventRow.session_id == session_id, EventRow.id > after)
+            .order_by(EventRow.id)
+            .limit(max(limit, 0))
+        )
+        with self._transaction(f"read the events of session {session_id}", write=False) as db:
+            return [record_from_row(EventRecord, row) for row in db.scalars(query)]
 
     # -- internals ------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Run one debate session from a command, so that its stored row never outlives the process as open.
+"""Run one debate session (from a command or the server), so that its stored row never outlives the run as open.
 
 The engine settles a session itself (``completed``, ``failed``...) for the
 failures it expects. Anything else that escapes it (a bug, a store that fails
@@ -14,10 +14,10 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from debatecode._api import Services
     from debatecode.config import DebateConfig
     from debatecode.protocol.engine import DebateResult
     from debatecode.protocol.events import EventBus
+    from debatecode.protocol.services import Services
     from debatecode.store.repository import SessionStore
     from debatecode.task import Task
 

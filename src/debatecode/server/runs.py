@@ -1,0 +1,293 @@
+"""Sessions the server runs: each on a thread and event loop of its own, isolated from the web server and each other.
+
+A session started over REST gets its own services (model client, sandbox,
+store connection) and its own ``EventBus``. The engine writes every event to the
+store's feed, which is what event streams read; the manager only wakes the
+streams of its sessions as soon as an event is written (``FeedSignals``), and
+holds what a REST call may change in a running session: its checkpoint
+(``WebHuman``) and cancellation. Gates are decided in the store, so a gate of a
+session run elsewhere (``debatecode solve`` with gates on) can be decided too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from debatecode.errors import DebatecodeError
+from debatecode.protocol.events import Event, EventBus, SessionFinished, SessionStarted
+from debatecode.protocol.human import CheckpointDecision
+
+if TYPE_CHECKING:
+    from debatecode._api import Services
+    from debatecode.config import DebateConfig
+    from debatecode.protocol.design.question import DesignQuestion
+    from debatecode.store.repository import SessionStore
+    from debatecode.task import Task
+
+__all__ = ["FeedSignals", "LiveSession", "ServicesFactory", "SessionManager", "WebHuman"]
+
+logger = logging.getLogger(__name__)
+
+SessionKind = Literal["code", "design"]
+Runner = Callable[[EventBus, "WebHuman"], Coroutine[Any, Any, Any]]
+ServicesFactory = Callable[["DebateConfig"], "Services"]
+"""Builds a code session's services from its config: ``build_services``; tests give one over a dummy sandbox."""
+
+START_TIMEOUT_S = 300.0
+"""How long a start request waits for the session to exist (services built, row stored)."""
+
+
+class FeedSignals:
+    """Wakes the event streams of a session when the engine wrote a new event. Used on the server's loop only."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, asyncio.Event] = {}
+
+    def current(self, session_id: str) -> asyncio.Event:
+        """The signal the next event of ``session_id`` sets; take it *before* reading the store."""
+        return self._waiting.setdefault(session_id, asyncio.Event())
+
+    def fire(self, session_id: str) -> None:
+        signal = self._waiting.pop(session_id, None)
+        if signal is not None:
+            signal.set()
+
+
+class WebHuman:
+    """The human of a session run by the server: checkpoints wait for ``POST .../checkpoint``.
+
+    Clarifying questions go to the Moderator, and gates wait for a decision in
+    the store (``POST .../gates/approve``), as for any session without a terminal.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: tuple[int, asyncio.AbstractEventLoop, asyncio.Future[CheckpointDecision]] | None = None
+
+    @property
+    def waiting_round(self) -> int | None:
+        """The round whose checkpoint waits for an answer, if one does."""
+        with self._lock:
+            return self._pending[0] if self._pending is not None else None
+
+    async def answer_questions(self, questions: list[dict[str, str]]) -> list[str] | None:
+        return None
+
+    async def approve(self, phase: str, summary: str) -> bool | None:
+        return None
+
+    async def checkpoint(self, round_no: int, summary: str) -> CheckpointDecision:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[CheckpointDecision] = loop.create_future()
+        with self._lock:
+            self._pending = (round_no, loop, future)
+        try:
+            return await future
+        finally:
+            with self._lock:
+                self._pending = None
+
+    def decide(self, decision: CheckpointDecision) -> int | None:
+        """Answer the waiting checkpoint from any thread; the round answered, or None when none waits."""
+        with self._lock:
+            if self._pending is None:
+                return None
+            round_no, loop, future = self._pending
+            self._pending = None
+
+        def settle() -> None:
+            if not future.done():
+                future.set_result(decision)
+
+        loop.call_soon_threadsafe(settle)
+        return round_no
+
+
+@dataclass
+class LiveSession:
+    """A session this server is running."""
+
+    session_id: str
+    kind: SessionKind
+    human: WebHuman
+    loop: asyncio.AbstractEventLoop
+    task: asyncio.Task[Any]
+    thread: threading.Thread
+    finished: threading.Event = field(default_factory=threading.Event)
+    error: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return not self.finished.is_set()
+
+
+class SessionManager:
+    """Starts, watches, answers and cancels the sessions this server runs."""
+
+    def __init__(self, store: SessionStore, data_dir: Path, services: ServicesFactory | None = None) -> None:
+        self.store = store
+        self.data_dir = data_dir
+        self.services = services
+        self.signals = FeedSignals()
+        self._live: dict[str, LiveSession] = {}
+        self._server_loop: asyncio.AbstractEventLoop | None = None
+
+    # -- starting -----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def run_folder(self) -> Iterator[Path]:
+        """A new, empty folder for one session's output under ``<data_dir>/runs``; removed if the start fails."""
+        folder = self.data_dir / "runs" / uuid.uuid4().hex[:12]
+        folder.mkdir(parents=True, exist_ok=False)
+        try:
+            yield folder
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+
+    async def start_solve(self, task: Task, config: DebateConfig, *, checkpoints: bool) -> str:
+        """Start a code debate on ``task``; returns its session id once the session is stored.
+
+        Raises:
+            DebatecodeError: the session could not start (unknown model, no sandbox, store error).
+        """
+
+        async def run(bus: EventBus, human: WebHuman) -> Any:
+            from debatecode._api import build_services
+            from debatecode.protocol.session_runner import run_debate
+
+            services = (self.services or build_services)(config)
+            async with services:
+                return await run_debate(task, config, services, bus=bus, human=human if checkpoints else None)
+
+        return await self._start("code", run)
+
+    async def start_debate(
+        self, question: DesignQuestion, config: DebateConfig, *, repo: Path, checkpoints: bool
+    ) -> str:
+        """Start a design debate on ``question``, writing its decision record under ``repo``; returns the id.
+
+        Raises:
+            DebatecodeError: the debate could not start.
+        """
+
+        async def run(bus: EventBus, human: WebHuman) -> Any:
+            from debatecode._design_api import debate_async
+
+            return await debate_async(question, config, repo=repo, bus=bus, human=human if checkpoints else None)
+
+        return await self._start("design", run)
+
+    async def _start(self, kind: SessionKind, runner: Runner) -> str:
+        self._server_loop = asyncio.get_running_loop()
+        started: concurrent.futures.Future[str] = concurrent.futures.Future()
+        human = WebHuman()
+        bus = EventBus()
+        holder: dict[str, Any] = {}
+
+        def on_event(event: Event) -> None:
+            if isinstance(event, SessionStarted) and event.session_id not in self._live:
+                live = LiveSession(event.session_id, kind, human, holder["loop"], holder["task"], holder["thread"])
+                self._live[event.session_id] = live
+                holder["live"] = live
+                if not started.done():
+                    started.set_result(event.session_id)
+            self._wake(event.session_id)
+
+        bus.subscribe(on_event)
+
+        async def main() -> None:
+            holder["loop"] = asyncio.get_running_loop()
+            task = asyncio.ensure_future(runner(bus, human))
+            holder["task"] = task
+            try:
+                await task
+            except asyncio.CancelledError as exc:
+                self._settle(holder, exc)
+            except BaseException as exc:
+                if not started.done():
+                    started.set_exception(exc)
+                else:
+                    self._settle(holder, exc)
+
+        def target() -> None:
+            try:
+                asyncio.run(main())
+            finally:
+                live: LiveSession | None = holder.get("live")
+                if live is not None:
+                    live.finished.set()
+                    self._wake(live.session_id)
+                if not started.done():
+                    started.set_exception(RuntimeError("the session ended before it started"))
+
+        thread = threading.Thread(target=target, name=f"debatecode-{kind}-session", daemon=True)
+        holder["thread"] = thread
+        thread.start()
+        return await asyncio.wait_for(asyncio.wrap_future(started), START_TIMEOUT_S)
+
+    def _settle(self, holder: dict[str, Any], exc: BaseException) -> None:
+        """A session that failed after it started: keep the error, make sure its row is not left open."""
+        from debatecode.protocol.session_runner import settle_session
+
+        live: LiveSession | None = holder.get("live")
+        if live is None:
+            return
+        live.error = f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, DebatecodeError | asyncio.CancelledError):
+            logger.error("session %s failed unexpectedly", live.session_id, exc_info=exc)
+        settle_session(self.store, live.session_id, exc)
+
+    def _wake(self, session_id: str) -> None:
+        loop = self._server_loop
+        if loop is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the server is shutting down: nobody to wake
+            loop.call_soon_threadsafe(self.signals.fire, session_id)
+
+    # -- running sessions -------------------------------------------------------------
+
+    def live(self, session_id: str) -> LiveSession | None:
+        """The running (or just finished) session ``session_id`` of this server, if it is one."""
+        return self._live.get(session_id)
+
+    def running(self) -> list[LiveSession]:
+        return [live for live in self._live.values() if live.running]
+
+    def cancel(self, session_id: str) -> bool:
+        """Ask a running session to stop; it ends ``cancelled`` with its turns kept. False when it is not running."""
+        live = self._live.get(session_id)
+        if live is None or not live.running:
+            return False
+        with contextlib.suppress(RuntimeError):  # its loop closed in the meantime: it ended anyway
+            live.loop.call_soon_threadsafe(live.task.cancel)
+        return True
+
+    def checkpoint(self, session_id: str, decision: CheckpointDecision) -> int | None:
+        """Answer the checkpoint session ``session_id`` waits at; the round answered, or None when none waits."""
+        live = self._live.get(session_id)
+        if live is None or not live.running:
+            return None
+        return live.human.decide(decision)
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        """Cancel every running session and wait (up to ``timeout_s`` each) for them to wind down."""
+        for live in self.running():
+            self.cancel(live.session_id)
+        for live in list(self._live.values()):
+            live.thread.join(timeout_s)
+
+
+def is_finished_event(event_type: str) -> bool:
+    """Whether an event of this type is the last one a session emits."""
+    return event_type == SessionFinished.__name__

@@ -1,0 +1,205 @@
+"""The dashboard in a real browser: Debian's chromium, driven by Playwright, against uvicorn on a loopback port.
+
+A scripted debate with a checkpoint and a convergence gate is started over
+REST; the browser finds it on the session list, follows it live, answers the
+checkpoint and the gate with the page's buttons, and sees the final report.
+Skipped when chromium or Playwright is missing, unless
+``DEBATECODE_REQUIRE_BROWSER=1`` (CI), which turns the skip into a failure.
+It leaves ``test-artifacts/dashboard.png`` (the finished session) and
+``test-artifacts/dashboard-mid-debate.png`` (mid-debate; also ``docs/images/server-dashboard.png``
+with ``DEBATECODE_DOCS_SCREENSHOT=1``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.server.conftest import ADD_TASK_TEXT, ROUNDS, server_config
+from tests.support.debaters import add_debater
+
+from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path(os.environ.get("DEBATECODE_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+ARTIFACT = REPO / "test-artifacts" / "dashboard.png"
+MID_DEBATE_SHOT = REPO / "test-artifacts" / "dashboard-mid-debate.png"
+DOCS_SHOT = REPO / "docs" / "images" / "server-dashboard.png"
+"""Refreshed only with ``DEBATECODE_DOCS_SCREENSHOT=1``, so that a test run leaves the working tree as it was."""
+WAIT_MS = 30_000
+ALL_PASS = re.compile(r"^(\d+)/\1$")
+"""A test count with every test passing: ``4/4``, ``10/10``."""
+
+PAYLOAD = "<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"
+"""Put before the replies of round 2: the page must show it as text and never run it."""
+
+pytestmark = pytest.mark.slow
+
+
+def _browser_problem() -> str | None:
+    """None when the browser test can run here, else why not."""
+    if not CHROMIUM.is_file():
+        return f"{CHROMIUM} is missing (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401 - only whether it imports
+    except ImportError as exc:
+        return f"Playwright is not installed (pip install playwright): {exc}"
+    return None
+
+
+@pytest.fixture
+def requires_browser() -> None:
+    """Skip without chromium and Playwright; fail instead when ``DEBATECODE_REQUIRE_BROWSER=1``."""
+    problem = _browser_problem()
+    if problem is None:
+        return
+    if os.environ.get("DEBATECODE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"the browser test is required (DEBATECODE_REQUIRE_BROWSER=1) but cannot run: {problem}")
+    pytest.skip(f"no browser for the dashboard test: {problem}")
+
+
+@pytest.fixture
+def hostile_model() -> Iterator[str]:
+    """The add.md debater whose reviews stay at 60 (so round 2 happens); round 2's replies open with ``PAYLOAD``.
+
+    Round 1 stays clean, so the mid-debate screenshot for the docs shows ordinary replies.
+    """
+    debater = add_debater(satisfaction=60, style_variants=False)
+
+    def reply(messages: object, tags: dict[str, str]) -> str:
+        text = debater(messages, tags)
+        return f"[round 2] {PAYLOAD} {text}" if tags.get("round") == "2" else text
+
+    name = f"browser-{uuid.uuid4().hex[:8]}"
+    register_scripted(name, ScriptedModel(fn=reply))
+    yield f"scripted/{name}"
+    unregister_scripted(name)
+
+
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free loopback port in a thread; yields its base URL."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="dashboard-uvicorn", daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                    break
+            assert time.monotonic() < deadline, "uvicorn did not answer /v1/health within 30 s"
+            time.sleep(0.05)
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+def test_a_debate_is_followed_and_steered_from_the_dashboard(
+    requires_browser: None, tmp_path: Path, hostile_model: str, make_app: Callable[..., Any]
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    app = make_app(server_config(tmp_path, hostile_model, **ROUNDS, **{"gates.poll_s": 0.05}))
+    problems: list[str] = []
+    titles: list[str] = []
+    with serving(app) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(WAIT_MS)
+            page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+            page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None)
+            page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+
+            page.goto(f"{base}/")
+            expect(page.get_by_test_id("session-table")).to_contain_text("No sessions yet")
+            started = httpx.post(
+                f"{base}/v1/sessions",
+                json={"task": ADD_TASK_TEXT, "checkpoints": True, "gates": ["convergence"]},
+                timeout=60,
+            )
+            assert started.status_code == 202, started.text
+            session_id = started.json()["id"]
+
+            # The list refreshes by itself and links to the session's live page.
+            row = page.locator(f'[data-testid="session-row"][data-session="{session_id}"]')
+            row.get_by_role("link").click()
+            page.wait_for_url(f"**/sessions/{session_id}")
+
+            card = page.locator('[data-testid="agent-card"][data-agent="agent-1"]')
+            expect(card.get_by_test_id("agent-tests")).to_have_text(ALL_PASS)
+            expect(page.locator('[data-testid="agent-card"][data-agent="agent-2"]')).to_be_visible()
+            expect(page.get_by_test_id("checkpoint-panel")).to_be_visible()
+            expect(page.get_by_test_id("checkpoint-panel")).to_contain_text("round 1")
+            expect(page.get_by_test_id("gate-panel")).to_be_hidden()
+            expect(page.get_by_test_id("cancel-button")).to_be_visible()
+            MID_DEBATE_SHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(MID_DEBATE_SHOT), full_page=True)
+            if os.environ.get("DEBATECODE_DOCS_SCREENSHOT") == "1":
+                page.screenshot(path=str(DOCS_SHOT), full_page=True)
+
+            page.get_by_test_id("checkpoint-continue").click()
+            expect(page.get_by_test_id("checkpoint-panel")).to_be_hidden()
+            # Round 2 had not started when the page was drawn: these come through the event stream.
+            expect(page.locator('[data-testid="phase"][data-phase="review"][data-round="2"]')).to_be_visible()
+            expect(page.get_by_test_id("decisions")).to_contain_text("checkpoint after round 1: continue")
+            # A reply of round 2, put in its card by the script as it streamed in: shown, not run.
+            judge = page.locator('[data-testid="agent-card"][data-agent="judge"]')
+            expect(judge.locator('[data-field="snippet"]')).to_contain_text(f"[round 2] {PAYLOAD}")
+            expect(judge.locator("img")).to_have_count(0)
+
+            expect(page.get_by_test_id("gate-panel")).to_be_visible()
+            expect(page.get_by_test_id("gate-panel")).to_contain_text("convergence")
+            page.get_by_test_id("gate-comment").fill("Plain addition is right.")
+            page.get_by_test_id("gate-approve").click()
+
+            expect(page.get_by_test_id("session-status")).to_have_text("completed")
+            expect(page.get_by_test_id("decisions")).to_contain_text(
+                "convergence gate: approved by web (Plain addition is right.)"
+            )
+            expect(page.get_by_test_id("gate-panel")).to_be_hidden()
+            expect(page.get_by_test_id("cancel-button")).to_be_hidden()
+            # The transcript was reloaded when the stream ended: the report is there now.
+            expect(page.get_by_test_id("report")).to_contain_text("debatecode report: Add two numbers")
+            expect(page.get_by_test_id("report")).to_contain_text("all tests pass")
+            stored_turns = app.state.ctx.store.turns(session_id)
+            expect(page.get_by_test_id("turn")).to_have_count(len(stored_turns))
+            page.get_by_test_id("version").first.locator("summary").click()
+            expect(page.get_by_test_id("version").first.locator("pre.diff")).to_contain_text("return a + b")
+            ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACT), full_page=True)
+            titles.append(page.title())
+            expect(page.get_by_test_id("turn").filter(has_text="[round 2]").first.locator("pre.reply")).to_contain_text(
+                PAYLOAD
+            )
+
+            page.goto(f"{base}/")
+            expect(page.locator(f'[data-testid="session-row"][data-session="{session_id}"]')).to_contain_text(
+                "completed"
+            )
+        finally:
+            browser.close()
+    assert problems == [], "the pages ran without script errors"
+    assert titles and "pwned" not in titles, "no reply's markup ever ran"
+    assert ARTIFACT.stat().st_size > 10_000 and MID_DEBATE_SHOT.stat().st_size > 10_000
