@@ -168,3 +168,9 @@ async def test_memory_search_refuses_an_empty_query_and_answers_a_list(client: h
     assert (await client.get("/v1/memory/search", params={"q": "   "})).status_code == 422
     answer = await client.get("/v1/memory/search", params={"q": "off by one"})
     assert answer.status_code == 200 and answer.json() == []
+
+
+async def test_a_task_path_outside_the_servers_folder_is_refused(client: httpx.AsyncClient) -> None:
+    for path in ("/etc/passwd", "../../../../etc/passwd"):
+        answer = await client.post("/v1/sessions", json={"task_path": path})
+        assert answer.status_code == 422 and "working folder" in answer.json()["message"]

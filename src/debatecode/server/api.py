@@ -70,7 +70,8 @@ async def start_solve(body: SolveRequest, ctx: Ctx) -> Started:
             task_file.write_text(body.task, encoding="utf-8")
             task = parse_task(body.task, task_file)
         else:
-            task = await asyncio.to_thread(load_task, Path(body.task_path or ""), max_bytes=config.task_max_bytes)
+            path = _served_task_path(body.task_path or "")
+            task = await asyncio.to_thread(load_task, path, max_bytes=config.task_max_bytes)
         session_id = await ctx.manager.start_solve(task, config, checkpoints=body.checkpoints)
     return _started(ctx, session_id, "code")
 
@@ -90,8 +91,27 @@ async def start_debate(body: DebateRequest, ctx: Ctx) -> Started:
         question_file = folder / "question.md"
         question_file.write_text(body.question, encoding="utf-8")
         question = load_question(str(question_file))
+        if question.context:
+            raise TaskError(
+                "<question>",
+                "context files cannot be named over the API (they would be read from the server's disk)",
+                fix="put the material into the question text",
+            )
         session_id = await ctx.manager.start_debate(question, config, repo=folder, checkpoints=body.checkpoints)
     return _started(ctx, session_id, "design")
+
+
+def _served_task_path(raw: str) -> Path:
+    """A task path a client may name: a file under the server's working folder, never elsewhere on its disk.
+
+    Raises:
+        TaskError: the path leads outside the working folder.
+    """
+    root = Path.cwd().resolve()
+    path = (root / raw).resolve()
+    if not path.is_relative_to(root):
+        raise TaskError(raw, "a task_path must lie under the server's working folder", fix="send the task text as task")
+    return path
 
 
 def _session_config(ctx: ServerContext, overrides: dict[str, Any], folder: Path, *, gates: Sequence[str]) -> Any:

@@ -56,7 +56,7 @@ class SolveRequest(_Body):
     task: str | None = Field(default=None, max_length=1_000_000)
     """The task in the task-file format (markdown with ``## Tests``), as text."""
     task_path: str | None = None
-    """Or the path of a task file on the server's machine."""
+    """Or the path of a task file under the server's working folder (relative, or absolute inside it)."""
     overrides: dict[str, Any] = Field(default_factory=dict)
     """Settings as in ``solve(**overrides)``: ``{"agents": 2, "phases.critique": false}``. ``store_url``, ``out`` and
     ``sandbox.backend = "unsafe-host"`` are the server's to choose and are refused."""
