@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from debatecode.protocol.events import (
         AgentStatusChanged,
         CheckpointDecided,
+        CheckpointRequested,
         CodeVersionCommitted,
         Escalated,
         Event,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         TestsRun,
         TurnCompleted,
         VoteCast,
+        event_data,
     )
     from debatecode.task import Task, load_task, parse_task
 
@@ -52,6 +54,7 @@ __all__ = [
     "AgentStatusChanged",
     "BudgetExceeded",
     "CheckpointDecided",
+    "CheckpointRequested",
     "CodeVersionCommitted",
     "ConfigError",
     "DebateConfig",
@@ -81,6 +84,7 @@ __all__ = [
     "build_services",
     "debate",
     "debate_async",
+    "event_data",
     "load_config",
     "load_task",
     "parse_task",
@@ -91,6 +95,7 @@ __all__ = [
 _EVENTS = (
     "AgentStatusChanged",
     "CheckpointDecided",
+    "CheckpointRequested",
     "CodeVersionCommitted",
     "Escalated",
     "Event",
@@ -105,6 +110,7 @@ _EVENTS = (
     "TestsRun",
     "TurnCompleted",
     "VoteCast",
+    "event_data",
 )
 
 _LAZY = {

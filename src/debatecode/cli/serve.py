@@ -103,9 +103,9 @@ def view_session(
             record = store.get_session(session_id)
         finally:
             store.close()
+    _server_modules()
     base = f"http://{DEFAULT_HOST}:{port}"
     if not _answers(base):
-        _server_modules()
         _start_server(port, config_file)
         deadline = time.monotonic() + START_WAIT_S
         while not _answers(base):
