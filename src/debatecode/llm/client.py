@@ -15,17 +15,25 @@ Network requests pass one guard, ``ALLOW_MODEL_REQUESTS`` (switched off under
 pytest; tests opt in with the ``allow_model_requests`` fixture). Third-party
 exceptions are translated into ``debatecode.errors`` here and never leak.
 
-Retried (with exponential backoff): rate limits, server errors (5xx),
-timeouts and connection errors. Never retried: authentication and permission
-errors (``ModelAuthError``), bad requests, unknown models and context-window
-overflows (``ModelRequestError``).
+Retried (up to ``llm.max_retries`` times, with jittered exponential backoff):
+rate limits, server errors (5xx), timeouts, connection errors, cut-off or
+malformed replies and replies without choices. The n-th wait is drawn from
+``[d, 1.5 d]`` with ``d = retry_base_delay_s * 2**(n-1)`` (capped at
+``MAX_BACKOFF_S``), and is never shorter than the provider's ``Retry-After``
+(or ``retry-after-ms``), honoured up to ``MAX_RETRY_AFTER_S``. Never retried:
+authentication and permission errors (``ModelAuthError``), bad requests,
+unknown models and context-window overflows (``ModelRequestError``). Only the
+attempt that succeeds is counted in the usage totals.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import logging
+import math
 import os
+import random
 import socket
 import sys
 import threading
@@ -35,7 +43,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, NoReturn
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from debatecode.errors import (
     BudgetExceeded,
@@ -67,6 +75,8 @@ from debatecode.llm.types import Message, PromptStyle, estimate_tokens
 __all__ = [
     "ALLOW_MODEL_REQUESTS",
     "KNOWN_PREFIXES",
+    "MAX_BACKOFF_S",
+    "MAX_RETRY_AFTER_S",
     "Completion",
     "CompletionRequest",
     "LLMClient",
@@ -82,6 +92,7 @@ __all__ = [
     "UsageTotals",
     "estimate_tokens",
     "resolve_model",
+    "retry_after_s",
     "validate_model",
 ]
 
@@ -95,6 +106,11 @@ def _env_allows_requests() -> bool:
 
 ALLOW_MODEL_REQUESTS: bool = _env_allows_requests()
 """Whether network models may be called. ``DEBATECODE_ALLOW_MODEL_REQUESTS=0`` (set under pytest) turns it off."""
+
+MAX_BACKOFF_S = 60.0
+"""The longest backoff between two attempts (unless ``retry_base_delay_s`` is longer still)."""
+MAX_RETRY_AFTER_S = 60.0
+"""The longest ``Retry-After`` honoured; a provider asking for more is retried after this long."""
 
 
 # --- model strings ------------------------------------------------------------------------------
@@ -260,6 +276,9 @@ class LiteLLMTransport:
             response = await litellm.acompletion(**kwargs)
         except Exception as exc:
             _raise_translated(exc, request.model)
+        if not getattr(response, "choices", None):
+            # Seen under load and from content filters: a fault of the provider, worth another attempt.
+            raise ModelTransientError("the provider answered with no choices", model=request.model)
         choice = response.choices[0]
         usage = getattr(response, "usage", None)
         return RawCompletion(
@@ -452,9 +471,7 @@ class LLMClient:
         attempts = self.settings.max_retries + 1
         retrying = AsyncRetrying(
             stop=stop_after_attempt(attempts),
-            wait=wait_exponential(
-                multiplier=self.settings.retry_base_delay_s, max=max(60.0, self.settings.retry_base_delay_s)
-            ),
+            wait=_backoff(self.settings.retry_base_delay_s),
             retry=retry_if_exception_type(ModelTransientError),
             before_sleep=_log_retry(request.model, attempts),
             reraise=True,
@@ -509,6 +526,70 @@ class LLMClient:
             self.usage.add(completion)
             self.calls.append(completion)
         return completion
+
+
+def _backoff(base_delay_s: float) -> Callable[[RetryCallState], float]:
+    """The wait before the next attempt: jittered exponential backoff, never shorter than the ``Retry-After`` asked."""
+    cap = max(MAX_BACKOFF_S, base_delay_s)
+
+    def wait(state: RetryCallState) -> float:
+        nominal = min(cap, base_delay_s * 2 ** (state.attempt_number - 1))
+        # Jitter spreads the retries of concurrent calls that failed together over [d, 1.5 d].
+        delay = min(cap, nominal * (1.0 + random.random() / 2))
+        error = state.outcome.exception() if state.outcome is not None else None
+        asked = retry_after_s(error) if error is not None else None
+        if asked is not None:
+            delay = max(delay, min(asked, MAX_RETRY_AFTER_S))
+        return delay
+
+    return wait
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """The wait a failed response asked for, in seconds, or None when it asked for none.
+
+    Read from the response headers found on the exception's chain (litellm, openai and
+    httpx exceptions carry them): ``retry-after-ms`` (OpenAI's), else ``Retry-After`` as
+    seconds or as an HTTP date. A date in the past is 0.
+    """
+    for link in _chain(exc):
+        for headers in (
+            getattr(link, "litellm_response_headers", None),
+            getattr(link, "headers", None),
+            getattr(getattr(link, "response", None), "headers", None),
+        ):
+            if headers is None or not hasattr(headers, "get"):
+                continue
+            millis = _seconds(headers.get("retry-after-ms") or headers.get("Retry-After-Ms"))
+            if millis is not None:
+                return millis / 1000
+            seconds = _seconds(headers.get("retry-after") or headers.get("Retry-After"))
+            if seconds is not None:
+                return seconds
+            date = _http_date_delay(headers.get("retry-after") or headers.get("Retry-After"))
+            if date is not None:
+                return date
+    return None
+
+
+def _seconds(value: object) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _http_date_delay(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def _log_retry(model: str, attempts: int) -> Callable[[RetryCallState], None]:
