@@ -82,3 +82,17 @@ def test_reference_docs_cover_every_field() -> None:
     text = config_reference_markdown()
     for key in ("`model`", "`agents`", "`sandbox.backend`", "`llm.max_retries`", "`phases.critique`"):
         assert key in text
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "DEBATECODE_SERVER_TOKEN",
+        "DEBATECODE_REQUIRE_BROWSER",
+        "DEBATECODE_REQUIRE_POSTGRES",
+        "DEBATECODE_TEST_POSTGRES_URL",
+    ],
+)
+def test_variables_that_are_not_settings_do_not_break_loading(variable: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(variable, "1")
+    assert load_config(use_file=False).agents >= 1

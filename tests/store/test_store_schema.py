@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 import threading
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from pydantic import BaseModel
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import Engine, create_engine, inspect, text
+from sqlalchemy.engine import make_url
 
 import debatecode.store
 from debatecode.errors import StoreError
@@ -62,14 +63,29 @@ def accepts_none(annotation: object) -> bool:
     )
 
 
-def revision_of(db_path: Path) -> list[str]:
-    with sqlite3.connect(db_path) as conn:
-        return [row[0] for row in conn.execute("SELECT version_num FROM alembic_version")]
-
-
-def test_migrations_create_the_three_tables_with_every_record_field(store: SessionStore, db_path: Path) -> None:
-    engine = create_engine(f"sqlite:///{db_path}")
+@contextmanager
+def engine_on(url: str) -> Iterator[Engine]:
+    """A plain engine on a store's database, for looking under the store."""
+    engine = create_engine(url)
     try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+def revision_of(url: str) -> list[str]:
+    with engine_on(url) as engine, engine.connect() as conn:
+        return [row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))]
+
+
+def migrated(url: str) -> str:
+    """``url`` after a store was opened (and so migrated) on it, and closed again."""
+    open_store(url).close()
+    return url
+
+
+def test_migrations_create_the_tables_with_every_record_field(empty_store_url: str) -> None:
+    with engine_on(migrated(empty_store_url)) as engine:
         inspector = inspect(engine)
         assert set(TABLES) | {"alembic_version"} <= set(inspector.get_table_names())
         for table, record in TABLES.items():
@@ -78,13 +94,10 @@ def test_migrations_create_the_three_tables_with_every_record_field(store: Sessi
             for name, info in record.model_fields.items():
                 assert columns[name]["nullable"] == accepts_none(info.annotation), f"{table}.{name}"
             assert inspector.get_pk_constraint(table)["constrained_columns"] == ["id"]
-    finally:
-        engine.dispose()
 
 
-def test_migrations_create_keys_indexes_and_unique_constraints(store: SessionStore, db_path: Path) -> None:
-    engine = create_engine(f"sqlite:///{db_path}")
-    try:
+def test_migrations_create_keys_indexes_and_unique_constraints(empty_store_url: str) -> None:
+    with engine_on(migrated(empty_store_url)) as engine:
         inspector = inspect(engine)
         uniques = {
             table: {tuple(uc["column_names"]) for uc in inspector.get_unique_constraints(table)} for table in TABLES
@@ -100,26 +113,23 @@ def test_migrations_create_keys_indexes_and_unique_constraints(store: SessionSto
         }
         assert foreign["debate_turns"] == {("session_id", "debate_sessions")}
         assert foreign["code_versions"] == {("session_id", "debate_sessions"), ("turn_id", "debate_turns")}
-        timestamp_types = {
-            str(c["type"]) for c in inspector.get_columns("debate_sessions") if c["name"].endswith("_at")
-        }
-        assert timestamp_types == {"DATETIME"}
-    finally:
-        engine.dispose()
+        timestamps = [c["type"] for c in inspector.get_columns("debate_sessions") if c["name"].endswith("_at")]
+        assert len(timestamps) == 3
+        if engine.dialect.name == "sqlite":
+            assert {str(kind) for kind in timestamps} == {"DATETIME"}
+        else:
+            assert all(getattr(kind, "timezone", False) for kind in timestamps), "PostgreSQL stores timestamptz"
 
 
-def test_models_and_migrations_describe_the_same_schema(store: SessionStore, db_path: Path) -> None:
-    engine = create_engine(f"sqlite:///{db_path}")
-    try:
-        with engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"compare_type": True})
-            assert compare_metadata(context, Base.metadata) == []
-    finally:
-        engine.dispose()
+def test_models_and_migrations_describe_the_same_schema(empty_store_url: str) -> None:
+    with engine_on(migrated(empty_store_url)) as engine, engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        assert compare_metadata(context, Base.metadata) == []
+    assert revision_of(empty_store_url) == [HEAD]
 
 
-def test_sqlite_pragmas_are_set_on_store_connections(store: SessionStore, db_path: Path) -> None:
-    with store._engine.connect() as conn:
+def test_sqlite_pragmas_are_set_on_store_connections(sqlite_store: SessionStore, db_path: Path) -> None:
+    with sqlite_store._engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
@@ -127,20 +137,21 @@ def test_sqlite_pragmas_are_set_on_store_connections(store: SessionStore, db_pat
 
 
 def test_reopening_an_existing_store_is_idempotent(
-    store_url: str, db_path: Path, make_session: Callable[..., SessionRecord]
+    empty_store_url: str, make_session: Callable[..., SessionRecord]
 ) -> None:
+    store_url = empty_store_url
     record = make_session()
     with open_store(store_url) as first:
         first.create_session(record)
-    assert revision_of(db_path) == [HEAD]
+    assert revision_of(store_url) == [HEAD]
     for _ in range(2):
         with open_store(store_url) as again:
             assert again.get_session(record.id) == record
-    assert revision_of(db_path) == [HEAD]
+    assert revision_of(store_url) == [HEAD]
 
 
-def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'race.db'}"
+def test_concurrent_first_opens_migrate_once(empty_store_url: str) -> None:
+    url = empty_store_url
     errors: list[BaseException] = []
     stores: list[SessionStore] = []
     lock = threading.Lock()
@@ -163,23 +174,22 @@ def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
         opened.close()
     assert errors == []
     assert len(stores) == 6
-    assert revision_of(tmp_path / "race.db") == [HEAD]
+    assert revision_of(url) == [HEAD]
 
 
-def test_a_database_from_a_newer_debatecode_is_refused_with_store_error(store_url: str, db_path: Path) -> None:
+def test_a_database_from_a_newer_debatecode_is_refused_with_store_error(store_url: str) -> None:
     open_store(store_url).close()
-    with sqlite3.connect(db_path) as conn:
-        conn.execute("UPDATE alembic_version SET version_num = '9999'")
+    with engine_on(store_url) as engine, engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '9999'"))
     with pytest.raises(StoreError, match="newer debatecode") as caught:
         open_store(store_url)
-    assert store_url in str(caught.value)
+    assert make_url(store_url).render_as_string(hide_password=True) in str(caught.value)
 
 
 def test_alembic_cli_upgrades_a_database_using_the_repo_ini(
-    tmp_path: Path, make_session: Callable[..., SessionRecord]
+    tmp_path: Path, empty_store_url: str, make_session: Callable[..., SessionRecord]
 ) -> None:
-    db_path = tmp_path / "cli" / "cli.db"
-    url = f"sqlite:///{db_path}"
+    url = empty_store_url
     env = os.environ | {"DEBATECODE_STORE_URL": url}
     result = subprocess.run(
         [sys.executable, "-m", "alembic", "-c", str(REPO_ROOT / "alembic.ini"), "upgrade", "head"],
@@ -191,10 +201,9 @@ def test_alembic_cli_upgrades_a_database_using_the_repo_ini(
     )
     assert result.returncode == 0, result.stderr
     assert "Running upgrade 0001 -> 0002" in result.stderr
-    assert revision_of(db_path) == [HEAD]
-    with sqlite3.connect(db_path) as conn:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert set(TABLES) <= tables
+    assert revision_of(url) == [HEAD]
+    with engine_on(url) as engine:
+        assert set(TABLES) <= set(inspect(engine).get_table_names())
     record = make_session()
     with open_store(url) as cli_made:
         cli_made.create_session(record)
