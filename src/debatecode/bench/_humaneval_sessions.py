@@ -7,9 +7,16 @@
 - ``reflexion-attempts.jsonl``: Reflexion at attempt caps other than the
   config's, run for spend matching.
 
-A killed run loses at most the session it was in; the next run reads the
+A killed run loses at most the sessions it was in; the next run reads the
 files and continues. Spend matching (``match``) runs after every strategy
 has answered every problem, and only adds samples and Reflexion runs.
+
+With ``jobs`` above 1, up to ``jobs`` sessions run at once (``_jobs.run_bounded``):
+(problem, strategy) pairs, and in ``draw_all`` and ``reflexion_all`` problems. A
+problem's vote samples are always drawn one after the other, since each one's
+budget is what the earlier ones left. Lines are appended as sessions finish, so
+the files' line order may differ from a serial run's; their content does not, and
+everything that reads them orders by problem.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from debatecode.bench._jobs import run_bounded
 from debatecode.bench._sessions import sample_record, strategy_record
 from debatecode.bench._spend import SpendMatch, SpendPoint, SpendSearch, match_spend
 from debatecode.bench._vote import SAMPLES_FILE, read_vote_samples, vote_point, vote_record
@@ -47,6 +55,8 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def _append(path: Path, record: Mapping[str, Any]) -> None:
+    # Called on the event loop's thread only, and never across an await: concurrent sessions
+    # each append whole lines, one after the other.
     with path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
 
@@ -68,7 +78,8 @@ class HumanEvalSessions:
 
     ``configs`` holds each strategy's config (``strategy_config``) and, under
     ``"vote-sample"``, the vote's one-sample config. ``on_result`` gets every new
-    ``results.jsonl`` line; ``on_stage`` names each session as it starts.
+    ``results.jsonl`` line; ``on_stage`` names each session as it starts. ``jobs``
+    sessions at most run at once.
     """
 
     def __init__(
@@ -81,7 +92,9 @@ class HumanEvalSessions:
         samples: int,
         on_result: Callable[[dict[str, Any]], None] | None = None,
         on_stage: Callable[[str], None] | None = None,
+        jobs: int = 1,
     ) -> None:
+        self.jobs = jobs
         self.problems = [dict(p) for p in problems]
         self.tasks = [str(p["task_id"]) for p in self.problems]
         self.configs = configs
@@ -116,32 +129,38 @@ class HumanEvalSessions:
     # -- strategies ---------------------------------------------------------------------------------
 
     async def run_pairs(self, pairs: Sequence[tuple[Mapping[str, Any], str]]) -> None:
-        """Answer each (problem, strategy) pair not answered yet, appending its ``results.jsonl`` line."""
-        for problem, strategy in pairs:
-            task = str(problem["task_id"])
-            if self.done(task, strategy):
-                continue
-            self._stage(f"{strategy} · {task}")
-            if strategy == "vote":
-                await self.draw(problem, self.samples)
-                settings = self.configs["vote"]
-                record = vote_record(
-                    self._samples[task],
-                    self.samples,
-                    {
-                        "model": settings.model,
-                        "agents": self.samples,
-                        "budget": settings.token_budget,
-                        "seed": settings.llm.seed,
-                    },
-                )
-            else:
-                run_config = self._config(strategy, strategy, slug(task))
-                record = await strategy_record(problem, strategy, run_config, self.services)
-            _append(self.results_path, record)
-            self._results[(task, strategy)] = record
-            if self.on_result is not None:
-                self.on_result(record)
+        """Answer each (problem, strategy) pair not answered yet, appending its ``results.jsonl`` line.
+
+        Pairs start in the order given, ``jobs`` at most at once.
+        """
+        todo = [(problem, strategy) for problem, strategy in pairs if not self.done(str(problem["task_id"]), strategy)]
+        await run_bounded(todo, self.jobs, self._answer)
+
+    async def _answer(self, pair: tuple[Mapping[str, Any], str]) -> None:
+        """Run one (problem, strategy) pair and record its ``results.jsonl`` line."""
+        problem, strategy = pair
+        task = str(problem["task_id"])
+        self._stage(f"{strategy} · {task}")
+        if strategy == "vote":
+            await self.draw(problem, self.samples)
+            settings = self.configs["vote"]
+            record = vote_record(
+                self._samples[task],
+                self.samples,
+                {
+                    "model": settings.model,
+                    "agents": self.samples,
+                    "budget": settings.token_budget,
+                    "seed": settings.llm.seed,
+                },
+            )
+        else:
+            run_config = self._config(strategy, strategy, slug(task))
+            record = await strategy_record(problem, strategy, run_config, self.services)
+        _append(self.results_path, record)
+        self._results[(task, strategy)] = record
+        if self.on_result is not None:
+            self.on_result(record)
 
     # -- vote samples --------------------------------------------------------------------------------
 
@@ -177,9 +196,12 @@ class HumanEvalSessions:
         return [n for n in range(1, most + 1) if self.vote_complete(n)]
 
     async def draw_all(self, n: int) -> None:
-        """Draw every chosen problem's samples up to ``n``."""
-        for problem in self.problems:
+        """Draw every chosen problem's samples up to ``n``, ``jobs`` problems at once."""
+
+        async def draw(problem: Mapping[str, Any]) -> None:
             await self.draw(problem, n)
+
+        await run_bounded(self.problems, self.jobs, draw)
 
     # -- Reflexion at other attempt caps --------------------------------------------------------------
 
@@ -209,11 +231,11 @@ class HumanEvalSessions:
         return None
 
     async def reflexion_all(self, attempts: int) -> None:
-        """Run Reflexion capped at ``attempts`` on each chosen problem no recorded run answers."""
-        for problem in self.problems:
+        """Run Reflexion capped at ``attempts`` on each chosen problem no recorded run answers, ``jobs`` at once."""
+        todo = [p for p in self.problems if self.reflexion_result(str(p["task_id"]), attempts) is None]
+
+        async def run(problem: Mapping[str, Any]) -> None:
             task = str(problem["task_id"])
-            if self.reflexion_result(task, attempts) is not None:
-                continue
             self._stage(f"reflexion@{attempts} · {task}")
             base = self.configs["reflexion"]
             config = self._config(
@@ -225,6 +247,8 @@ class HumanEvalSessions:
             record = await strategy_record(problem, "reflexion", config, self.services)
             _append(self.attempts_path, record)
             self._attempts.append(record)
+
+        await run_bounded(todo, self.jobs, run)
 
     def reflexion_point(self, attempts: int) -> SpendPoint:
         """Reflexion at ``attempts`` over the chosen problems (each must have a result)."""

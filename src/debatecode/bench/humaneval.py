@@ -22,6 +22,8 @@ from debatecode.errors import ConfigError, UserError
 from debatecode.task import Example, Task
 
 __all__ = [
+    "CANONICAL",
+    "canonical_samples",
     "completion_of",
     "load_problems",
     "pass_at_k",
@@ -31,6 +33,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+CANONICAL = "canonical"
+"""The predictions name that stands for every chosen problem's canonical solution (as SWE-bench's ``gold``)."""
 
 
 def load_problems(*, limit: int | None = None, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -88,6 +93,11 @@ def _docstring(prompt: str, entry: str) -> str:
             if len(parts) >= 3:
                 return "\n".join(line.strip() for line in parts[1].splitlines())
     return ""
+
+
+def canonical_samples(problems: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One sample per problem: its canonical solution as the ``completion``."""
+    return [{"task_id": p["task_id"], "completion": p["canonical_solution"]} for p in problems]
 
 
 def completion_of(code: str, prompt: str) -> str:
@@ -172,9 +182,16 @@ _JSON_TYPES = {
 
 
 async def score_samples(
-    sandbox: Any, problems: dict[str, dict[str, Any]], samples: Sequence[dict[str, Any]]
+    sandbox: Any,
+    problems: dict[str, dict[str, Any]],
+    samples: Sequence[dict[str, Any]],
+    *,
+    concurrency: int | None = None,
 ) -> list[bool]:
     """Run each sample against its problem's hidden ``check`` in the sandbox (in one batch).
+
+    At most ``concurrency`` samples run at once (default: the sandbox's own concurrency);
+    results come back in sample order either way.
 
     The program checked is ``prompt + completion`` cleaned by ``clean_solution``: example calls,
     prints, top-level asserts and ``__main__`` blocks a model left in its completion do not run
@@ -205,7 +222,7 @@ async def score_samples(
                 name=sample["task_id"],
             )
         )
-    results = await run_checks(sandbox, jobs, limits=Limits(timeout_s=20, memory_mb=512))
+    results = await run_checks(sandbox, jobs, limits=Limits(timeout_s=20, memory_mb=512), concurrency=concurrency)
     return [result.passed for result in results]
 
 

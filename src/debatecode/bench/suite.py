@@ -47,6 +47,8 @@ class HumanEvalRun:
     """The most samples spend matching may draw per problem."""
     max_attempts: int = 10
     """The highest Reflexion attempt cap spend matching may run."""
+    jobs: int | None = None
+    """Sessions run at once; default ``min(cpu_count, 4)``, or 1 with a ``local/...`` model (``_jobs.default_jobs``)."""
 
 
 def run_humaneval(problems: list[dict[str, Any]], setup: HumanEvalRun, console: Console | None = None) -> Path:
@@ -54,7 +56,8 @@ def run_humaneval(problems: list[dict[str, Any]], setup: HumanEvalRun, console: 
 
     The whole run, with its progress bar, shares one event loop (``debatecode.run_sync``),
     one sandbox (so Docker's warm pool serves every problem) and one store, closed at
-    the end; each session gets a model client of its own.
+    the end; each session gets a model client of its own. ``setup.jobs`` sessions run
+    at once; with several, the progress bar names the session started last.
 
     Raises:
         UnknownModelError, ConfigError, SandboxUnavailable, StoreError: before the first problem runs.
@@ -108,4 +111,5 @@ async def _run(problems: list[dict[str, Any]], setup: HumanEvalRun, pending: int
                 max_vote_n=setup.max_vote_n,
                 max_attempts=setup.max_attempts,
                 on_stage=stage,
+                jobs=setup.jobs,
             )

@@ -5,6 +5,10 @@ value; several ``--set`` options form a grid. Each run is an ordinary,
 stored session. The report gives, per value: the share of tasks whose final
 code passes every test, the mean test pass rate, mean tokens, mean model
 calls and mean wall time.
+
+``jobs`` runs go at once (``--jobs N``; default ``_jobs.default_jobs``: 1 with a
+``local/...`` model, else ``min(cpu_count, 4)``); runs start in grid order and the
+report lists them in that order whatever order they finish in.
 """
 
 from __future__ import annotations
@@ -134,6 +138,7 @@ def run_sweep(
     repeat: int = 1,
     config_file: Path | None = None,
     console: Console | None = None,
+    jobs: int | None = None,
 ) -> SweepReport:
     """Run every task once per combination of ``grid`` values (``repeat`` times) and write the report.
 
@@ -144,13 +149,20 @@ def run_sweep(
     ``store_url`` gets a sandbox or store of its own, also kept for the whole
     sweep. Each run gets a model client of its own.
 
+    Up to ``jobs`` runs go at once; the default is 1 when any combination uses a
+    ``local/...`` model (one loaded model; its calls would only queue), else
+    ``min(cpu_count, 4)``. ``report.runs`` is in grid order either way. Lessons kept
+    across runs (``memory.wisdom``) make a run depend on which runs finished first.
+
     Raises:
-        ConfigError: an unknown key or invalid value in the grid (checked before anything runs).
+        ConfigError: an unknown key or invalid value in the grid, or ``jobs`` below 1
+            (checked before anything runs).
         TaskError: a task file is missing or malformed (checked before anything runs).
         UnknownModelError, SandboxUnavailable, StoreError: a combination cannot run here
             (checked before anything runs).
     """
     from debatecode._api import run_sync
+    from debatecode.bench._jobs import resolve_jobs
     from debatecode.config import load_config
     from debatecode.task import load_task
 
@@ -158,6 +170,7 @@ def run_sweep(
     combos = _combinations(grid)
     base: dict[str, Any] = {"model": model, "sandbox.backend": sandbox, "checkpoints.enabled": False}
     configs = [load_config(config_file, {**base, **combo}) for combo in combos]  # validates every value up front
+    workers = min(resolve_jobs(jobs, config) for config in configs)
     out.mkdir(parents=True, exist_ok=True)
     report = SweepReport(grid=grid, command=_command(tasks, grid, model, sandbox, out, repeat))
     runs = [
@@ -166,7 +179,7 @@ def run_sweep(
         for task, path in zip(parsed, tasks, strict=True)
         for index in range(repeat)
     ]
-    run_sync(lambda: _run_all(report, runs, configs, out, console))
+    run_sync(lambda: _run_all(report, runs, configs, out, console, workers))
     _write(report, out)
     return report
 
@@ -177,9 +190,11 @@ async def _run_all(
     configs: Sequence[DebateConfig],
     out: Path,
     console: Console | None,
+    jobs: int = 1,
 ) -> None:
-    """Run ``runs`` (values, config, task, its path, repeat index) in turn, adding each to ``report``."""
+    """Run ``runs`` (values, config, task, its path, repeat index), ``jobs`` at once, adding each to ``report`` in order."""
     from debatecode._api import solve_async
+    from debatecode.bench._jobs import run_bounded
 
     async with _SharedServices(configs) as shared:
         with Progress(
@@ -192,29 +207,35 @@ async def _run_all(
             transient=False,
         ) as progress:
             bar = progress.add_task("", total=len(runs))
-            for combo, config, task, path, index in runs:
+            finished: dict[int, SweepRun] = {}
+
+            async def one(position: int) -> None:
+                combo, config, task, path, index = runs[position]
                 progress.update(bar, description=f"{_slug(combo)} · {path.stem} · run {index + 1}")
                 run_config = config.model_copy(update={"out": out / _slug(combo) / f"{path.stem}-{index + 1}"})
                 started = time.monotonic()
                 async with shared.for_run(run_config) as services:
                     result = await solve_async(task, run_config, services=services)
                 turns = services.store.turns(result.session.id)
-                report.runs.append(
-                    SweepRun(
-                        values=combo,
-                        task=path.name,
-                        repeat=index + 1,
-                        session_id=result.session.id,
-                        status=result.status,
-                        passed=result.passed,
-                        total=result.total,
-                        all_passed=result.all_passed,
-                        tokens=result.session.prompt_tokens + result.session.completion_tokens,
-                        calls=sum(1 for t in turns if t.provider not in ("tool", "human", "")),
-                        seconds=round(time.monotonic() - started, 2),
-                    )
+                finished[position] = SweepRun(
+                    values=combo,
+                    task=path.name,
+                    repeat=index + 1,
+                    session_id=result.session.id,
+                    status=result.status,
+                    passed=result.passed,
+                    total=result.total,
+                    all_passed=result.all_passed,
+                    tokens=result.session.prompt_tokens + result.session.completion_tokens,
+                    calls=sum(1 for t in turns if t.provider not in ("tool", "human", "")),
+                    seconds=round(time.monotonic() - started, 2),
                 )
                 progress.advance(bar)
+
+            try:
+                await run_bounded(range(len(runs)), jobs, one)
+            finally:
+                report.runs.extend(finished[position] for position in sorted(finished))
 
 
 class _SharedServices:

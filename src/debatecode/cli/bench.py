@@ -59,8 +59,11 @@ def humaneval(
     wisdom: bool = typer.Option(
         False, "--wisdom", help="Keep cross-problem lessons on (off: they would favour reflecting strategies)."
     ),
-    predictions: Path | None = typer.Option(
-        None, "--predictions", help="Score an existing samples JSONL (task_id, completion) and stop."
+    predictions: str | None = typer.Option(
+        None,
+        "--predictions",
+        help="Score a samples JSONL (task_id, completion) and stop; `canonical`: the canonical solutions "
+        "(a file named canonical: ./canonical).",
     ),
     export_canonical: Path | None = typer.Option(
         None, "--export-canonical", help="Write the canonical solutions as a samples JSONL and stop."
@@ -68,13 +71,21 @@ def humaneval(
     config_file: Path | None = typer.Option(
         None, "--config", help="Config file for the base settings (phases, roles...)."
     ),
+    jobs: int | None = typer.Option(
+        None,
+        "--jobs",
+        "-j",
+        min=1,
+        help="Problems run at once (default: min(CPUs, 4); 1 with a local/ model, whose one loaded copy "
+        "queues their calls). With --predictions: samples checked at once (default: the sandbox's).",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
 ) -> None:
     """Compare strategies on HumanEval with hidden-test scoring; or score a samples file."""
     import asyncio
     import json
 
-    from debatecode.bench.humaneval import load_problems
+    from debatecode.bench.humaneval import canonical_samples, load_problems
     from debatecode.bench.strategies import STRATEGIES
     from debatecode.bench.suite import HumanEvalRun, run_humaneval
     from debatecode.config import load_config
@@ -84,11 +95,7 @@ def humaneval(
         ids = [p.strip() for p in problems.split(",") if p.strip()] if problems else None
         chosen = load_problems(limit=limit, ids=ids)
         if export_canonical is not None:
-            export_canonical.write_text(
-                "".join(
-                    json.dumps({"task_id": p["task_id"], "completion": p["canonical_solution"]}) + "\n" for p in chosen
-                )
-            )
+            export_canonical.write_text("".join(json.dumps(sample) + "\n" for sample in canonical_samples(chosen)))
             console.print(f"{len(chosen)} canonical samples written to {export_canonical}")
             return
         overrides: dict[str, object] = {"model": model, "llm.seed": seed, "sandbox.backend": sandbox}
@@ -96,7 +103,7 @@ def humaneval(
             overrides["models"] = parse_models(models)
         base = load_config(config_file, overrides)
         if predictions is not None:
-            asyncio.run(_score(predictions, chosen, base, sandbox))
+            asyncio.run(_score(predictions, chosen, base, sandbox, jobs))
             return
         wanted = [s.strip() for s in strategy.split(",") if s.strip()]
         unknown = [s for s in wanted if s not in STRATEGIES]
@@ -118,6 +125,7 @@ def humaneval(
             match_spend=match_spend,
             max_vote_n=max_vote_n,
             max_attempts=max_attempts,
+            jobs=jobs,
             command="debatecode bench humaneval "
             + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "humaneval"] else sys.argv[1:]),
         )
@@ -139,12 +147,16 @@ def _vote_sizes(text: str | None) -> tuple[int, ...]:
     return sizes
 
 
-async def _score(path: Path, problems: list[dict[str, Any]], base: DebateConfig, sandbox: str | None) -> None:
-    from debatecode.bench.humaneval import pass_at_k, read_samples, score_samples
+async def _score(
+    predictions: str, problems: list[dict[str, Any]], base: DebateConfig, sandbox: str | None, jobs: int | None
+) -> None:
+    """Score ``predictions`` (a samples file, or ``canonical``), ``jobs`` samples at once, and print pass@1."""
+    from debatecode.bench.humaneval import CANONICAL, canonical_samples, pass_at_k, read_samples, score_samples
     from debatecode.errors import ConfigError
     from debatecode.sandbox import create_sandbox
 
-    samples = read_samples(path)
+    path = Path(predictions)
+    samples = canonical_samples(problems) if predictions == CANONICAL else read_samples(path)
     by_id = {str(p["task_id"]): p for p in problems}
     if not samples:
         raise ConfigError(f"predictions file {path} has no samples; write one JSON object per line")
@@ -158,7 +170,7 @@ async def _score(path: Path, problems: list[dict[str, Any]], base: DebateConfig,
         )
     samples = known
     async with create_sandbox(base.sandbox, sandbox or base.sandbox.backend) as box:
-        passed = await score_samples(box, by_id, samples)
+        passed = await score_samples(box, by_id, samples, concurrency=jobs)
     per_task: dict[str, list[bool]] = {}
     for sample, ok in zip(samples, passed, strict=True):
         per_task.setdefault(sample["task_id"], []).append(ok)

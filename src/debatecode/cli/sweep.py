@@ -30,6 +30,13 @@ def sweep(
     config_file: Path | None = typer.Option(
         None, "--config", help="Config file (default: ./debatecode.toml if present)."
     ),
+    jobs: int | None = typer.Option(
+        None,
+        "--jobs",
+        "-j",
+        min=1,
+        help="Runs at once (default: min(CPUs, 4); 1 with a local/ model, whose one loaded copy queues their calls).",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
 ) -> None:
     """Run TASKS once per value of each --set key (a grid when several), and report pass rate, tokens and time per value.
@@ -42,7 +49,15 @@ def sweep(
     with reporting_errors():
         grid = parse_sets(sets)
         report = run_sweep(
-            tasks, grid, model=model, sandbox=sandbox, out=out, repeat=repeat, config_file=config_file, console=console
+            tasks,
+            grid,
+            model=model,
+            sandbox=sandbox,
+            out=out,
+            repeat=repeat,
+            config_file=config_file,
+            console=console,
+            jobs=jobs,
         )
     console.print(report.table_markdown())
     console.print(

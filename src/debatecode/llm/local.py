@@ -14,7 +14,12 @@ generation without litellm (it does not import it).
 
 The model loads once per process (thread-safe) and generates under a lock,
 because a ``Llama`` object is not thread-safe; async callers run it in a worker
-thread. It is closed at interpreter exit, before llama-cpp-python's ``__del__``
+thread. Concurrent async callers (a benchmark's ``--jobs N`` problems, a debate's
+parallel authors) share that one loaded model: they queue on the event loop, first
+come first served, and only the call being generated holds a worker thread, so
+waiting calls never fill the default thread pool that sandbox and store work
+also use. The queue holds at most as many calls as there are concurrent callers.
+The model is closed at interpreter exit, before llama-cpp-python's ``__del__``
 would print a ``TypeError`` traceback.
 """
 
@@ -27,6 +32,7 @@ import importlib
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -343,6 +349,21 @@ def generate_local(
     )
 
 
+_queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = weakref.WeakKeyDictionary()
+_queues_lock = threading.Lock()
+
+
+def _queue(name: str) -> asyncio.Lock:
+    """The turn of the running event loop's calls to ``name``: one generates, the others wait in arrival order.
+
+    An ``asyncio.Lock`` belongs to one loop, so each loop has its own; calls from
+    different loops (threads) still meet at the model's thread lock.
+    """
+    loop = asyncio.get_running_loop()
+    with _queues_lock:
+        return _queues.setdefault(loop, {}).setdefault(name, asyncio.Lock())
+
+
 async def agenerate_local(
     name: str,
     prompt: str | Sequence[Mapping[str, Any]],
@@ -352,14 +373,15 @@ async def agenerate_local(
     stop: Sequence[str] | None = None,
     seed: int | None = None,
 ) -> LocalGeneration:
-    """``generate_local`` in a worker thread, so the event loop keeps running.
+    """``generate_local`` in a worker thread, so the event loop keeps running; concurrent calls queue (``_queue``).
 
     Raises:
         ModelError: see ``generate_local``.
     """
-    return await asyncio.to_thread(
-        generate_local, name, prompt, max_tokens=max_tokens, temperature=temperature, stop=stop, seed=seed
-    )
+    async with _queue(name):
+        return await asyncio.to_thread(
+            generate_local, name, prompt, max_tokens=max_tokens, temperature=temperature, stop=stop, seed=seed
+        )
 
 
 STOP_METADATA_KEY = "debatecode_stop"

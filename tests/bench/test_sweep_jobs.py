@@ -1,0 +1,106 @@
+"""``sweep --jobs N``: runs go at once, and the report lists them in grid order, as a serial sweep does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.cli.helpers import run_cli
+from tests.support.debaters import add_debater
+from tests.support.dummy_sandbox import DummySandbox
+
+import debatecode.bench.sweep as sweep_module
+import debatecode.sandbox
+from debatecode.bench.sweep import run_sweep
+from debatecode.sandbox.settings import SandboxSettings
+
+REPO = Path(__file__).resolve().parents[2]
+TASKS = [REPO / "examples" / "tasks" / "add.md", REPO / "examples" / "tasks" / "sum_range.md"]
+
+
+@pytest.fixture
+def light_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A short protocol on a scripted model, with the tests' dummy sandbox (it runs only the model's code below)."""
+    from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+
+    def create_sandbox(settings: SandboxSettings, backend: str | None = None) -> DummySandbox:
+        return DummySandbox()
+
+    monkeypatch.setattr(debatecode.sandbox, "create_sandbox", create_sandbox)
+    register_scripted("sweep-jobs", ScriptedModel(fn=add_debater(style_variants=False)))
+    path = tmp_path / "debatecode.toml"
+    path.write_text(
+        'model = "scripted/sweep-jobs"\n'
+        f'store_url = "sqlite:///{tmp_path / "sweep.db"}"\n'
+        "rounds = 0\n"
+        "[memory]\nenabled = false\n"
+        "[participants]\ncontrarian = false\nmoonshot = false\nteacher = false\n"
+        "[phases]\ndehallucination = false\nself_evolvement = false\ncritique = false\nreview = false\n"
+        "optimization = false\nadversarial = false\n",
+        encoding="utf-8",
+    )
+    yield path
+    unregister_scripted("sweep-jobs")
+
+
+def _content(runs: list[Any]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in asdict(run).items() if k not in ("seconds", "session_id")} for run in runs]
+
+
+def test_a_sweep_with_jobs_3_reports_what_a_serial_sweep_reports(
+    light_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import debatecode._api
+
+    in_flight = [0]
+    most = [0]
+    real_solve = debatecode._api.solve_async
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        in_flight[0] += 1
+        most[0] = max(most[0], in_flight[0])
+        try:
+            return await real_solve(*args, **kwargs)
+        finally:
+            in_flight[0] -= 1
+
+    monkeypatch.setattr(debatecode._api, "solve_async", counted)
+    grid: dict[str, list[Any]] = {"agents": [1, 2, 3]}
+    reports = {}
+    for jobs in (1, 3):
+        most[0] = 0
+        reports[jobs] = run_sweep(TASKS, grid, out=tmp_path / f"sw-{jobs}", config_file=light_config, jobs=jobs)
+        assert most[0] == jobs, f"--jobs {jobs} ran {most[0]} at once"
+
+    serial, parallel = reports[1], reports[3]
+    assert len(serial.runs) == 6
+    assert [(r.values["agents"], r.task) for r in parallel.runs] == [
+        (agents, task.name) for agents in (1, 2, 3) for task in TASKS
+    ], "runs in grid order"
+    assert _content(parallel.runs) == _content(serial.runs)
+    assert [{k: v for k, v in row.items() if k != "seconds"} for row in parallel.rows()] == [
+        {k: v for k, v in row.items() if k != "seconds"} for row in serial.rows()
+    ]
+
+
+def test_the_sweep_default_is_one_run_at_a_time_with_a_local_model(
+    light_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[int] = []
+
+    async def record(report: Any, runs: Any, configs: Any, out: Path, console: Any, jobs: int = 1) -> None:
+        seen.append(jobs)
+
+    monkeypatch.setattr(sweep_module, "_run_all", record)
+    monkeypatch.setattr(sweep_module, "_write", lambda report, out: None)
+    run_sweep(TASKS[:1], {"agents": [1]}, model="local/gemma-3-270m", out=tmp_path / "a", config_file=light_config)
+    run_sweep(TASKS[:1], {"agents": [1]}, out=tmp_path / "b", config_file=light_config, jobs=2)
+    assert seen == [1, 2]
+
+
+def test_the_sweep_cli_refuses_jobs_0(tmp_path: Path) -> None:
+    proc = run_cli("sweep", str(TASKS[0]), "--set", "agents=1,2", "--jobs", "0", "--sandbox", "local", cwd=tmp_path)
+    assert proc.returncode == 2 and "--jobs" in proc.stderr
