@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 
 from debatecode import __version__
 from debatecode.cli import audit as audit_cmd
@@ -32,7 +33,7 @@ app = typer.Typer(
 app.command("solve", help=solve_cmd.__doc__)(solve_cmd.solve)
 app.command("debate", help=debate_cmd.debate.__doc__)(debate_cmd.debate)
 app.command("sweep", help=sweep_cmd.sweep.__doc__)(sweep_cmd.sweep)
-app.command("serve", help=serve_cmd.serve.__doc__)(serve_cmd.serve)
+app.command("serve", help=escape(serve_cmd.serve.__doc__ or ""))(serve_cmd.serve)
 sessions_cmd.app.command("view")(serve_cmd.view_session)
 for _name in ("audit", "replay", "gates", "approve", "reject"):
     sessions_cmd.app.command(_name)(getattr(audit_cmd, _name))

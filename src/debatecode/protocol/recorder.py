@@ -50,4 +50,6 @@ class StoreRecorder:
             if event.status in ("completed", "failed", "budget_exceeded", "cancelled"):
                 fields.setdefault("completed_at", utcnow())
             self.store.update_session(event.session_id, **fields)
-        self.store.add_event(EventRecord(session_id=event.session_id, type=type(event).__name__, data=event_data(event)))
+        self.store.add_event(
+            EventRecord(session_id=event.session_id, type=type(event).__name__, data=event_data(event))
+        )
