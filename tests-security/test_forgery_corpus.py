@@ -175,6 +175,7 @@ def test_forgeries_fail_end_to_end_through_debatecode_solve(
     replies.write_text(json.dumps({"replies": [], "default": block}), encoding="utf-8")  # JSON is YAML
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEBATECODE_")}
     env.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"})
+    env["DEBATECODE_MEMORY__EMBEDDER"] = "hashing"  # grading is under test, not memory: no torch load (~10 s)
     solved = subprocess.run(
         [
             str(Path(sys.executable).with_name("debatecode")),

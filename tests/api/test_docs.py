@@ -67,6 +67,8 @@ def test_the_examples_run(tmp_path: Path) -> None:
         "DEBATECODE_ALLOW_MODEL_REQUESTS": "0",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "HF_HUB_OFFLINE": "1",
+        # The page's code is under test, not memory: the hashing embedder spares a torch load (~10 s).
+        "DEBATECODE_MEMORY__EMBEDDER": "hashing",
     }
     env = {k: v for k, v in env.items() if k != "DEBATECODE_CONFIG"}
     done = subprocess.run(

@@ -1,4 +1,7 @@
-"""Provenance and gates through the real CLI: audit, replay, approve."""
+"""Provenance and gates through the real CLI: audit, replay, approve.
+
+Audit and replay work on copies of the shared scripted run (``solved_add`` in ``conftest.py``).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.cli.helpers import EXE, REPO, run_cli
+from tests.cli.helpers import EXE, HASHING_MEMORY, REPO, SolvedAdd, run_cli
 
 ADD = str(REPO / "examples" / "tasks" / "add.md")
 REPLIES = str(REPO / "examples" / "replies" / "add.yaml")
@@ -20,10 +23,10 @@ def _session_id(cwd: Path) -> str:
         return str(conn.execute("select id from debate_sessions order by created_at").fetchone()[0])
 
 
-def test_audit_trail_then_replay_reproduces_the_session(tmp_path: Path) -> None:
-    solved = run_cli("solve", ADD, "--model", f"scripted:{REPLIES}", "--sandbox", "local", "--out", "out", cwd=tmp_path)
-    assert solved.returncode == 0, solved.stdout + solved.stderr
+def test_audit_trail_then_replay_reproduces_the_session(solved_add: SolvedAdd, tmp_path: Path) -> None:
+    tmp_path = solved_add.copy_to(tmp_path / "solved")
     session_id = _session_id(tmp_path)
+    assert session_id == solved_add.session_id
 
     audited = run_cli("sessions", "audit", session_id, cwd=tmp_path)
     assert audited.returncode == 0, audited.stderr
@@ -45,8 +48,8 @@ def test_audit_trail_then_replay_reproduces_the_session(tmp_path: Path) -> None:
     assert (tmp_path / "replayed" / "solution.py").read_text() == (tmp_path / "out" / "solution.py").read_text()
 
 
-def test_a_tampered_trail_is_reported_as_diverging(tmp_path: Path) -> None:
-    assert run_cli("solve", ADD, "--model", f"scripted:{REPLIES}", "--sandbox", "local", cwd=tmp_path).returncode == 0
+def test_a_tampered_trail_is_reported_as_diverging(solved_add: SolvedAdd, tmp_path: Path) -> None:
+    tmp_path = solved_add.copy_to(tmp_path / "solved")
     trail = json.loads(run_cli("sessions", "audit", _session_id(tmp_path), cwd=tmp_path).stdout)
     for turn in trail["turns"]:
         if turn["metadata"].get("kind") == "vote":
@@ -60,6 +63,7 @@ def test_a_tampered_trail_is_reported_as_diverging(tmp_path: Path) -> None:
 def test_a_waiting_gate_is_approved_from_another_process(tmp_path: Path) -> None:
     (tmp_path / "debatecode.toml").write_text('[gates]\nenabled = true\nphases = ["proposal"]\npoll_s = 0.1\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEBATECODE_")} | {"NO_COLOR": "1", "TERM": "dumb"}
+    env |= HASHING_MEMORY
     proc = subprocess.Popen(
         [
             str(EXE),

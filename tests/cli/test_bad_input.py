@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from tests.cli.helpers import REPO, run_cli
+from tests.cli.helpers import HASHING_MEMORY, REPO, run_cli
 
 ADD = str(REPO / "examples" / "tasks" / "add.md")
 REPLIES = str(REPO / "examples" / "replies" / "add.yaml")
@@ -87,6 +87,7 @@ def test_unreachable_model_marks_session_failed_and_keeps_turns(tmp_path: Path) 
         "1",
         cwd=tmp_path,
         env={
+            **HASHING_MEMORY,
             "DEBATECODE_ALLOW_MODEL_REQUESTS": "1",
             "DEBATECODE_LLM__API_BASE": "http://127.0.0.1:9/v1",
             "DEBATECODE_LLM__MAX_RETRIES": "1",
@@ -106,7 +107,18 @@ def test_unreachable_model_marks_session_failed_and_keeps_turns(tmp_path: Path) 
 def test_reply_with_no_code_is_reported_not_crashed(tmp_path: Path) -> None:
     script = tmp_path / "silent.yaml"
     script.write_text("default: |\n  Let us first agree on the requirements.\n")
-    proc = run_cli("solve", ADD, "--model", f"scripted:{script}", "--sandbox", "local", "--agents", "2", cwd=tmp_path)
+    proc = run_cli(
+        "solve",
+        ADD,
+        "--model",
+        f"scripted:{script}",
+        "--sandbox",
+        "local",
+        "--agents",
+        "2",
+        cwd=tmp_path,
+        env=HASHING_MEMORY,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "no code" in (proc.stdout + proc.stderr).lower()
     rows = _session_rows(tmp_path)

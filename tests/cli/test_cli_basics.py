@@ -1,4 +1,7 @@
-"""The CLI's fast paths: help, version, and an end-to-end scripted run on the local sandbox."""
+"""The CLI's fast paths: help, version, and an end-to-end scripted run on the local sandbox.
+
+The scripted run is the shared ``solved_add`` (``conftest.py``); its returncode is checked there.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli.helpers import REPO, run_cli
-
-ADD = str(REPO / "examples" / "tasks" / "add.md")
-REPLIES = str(REPO / "examples" / "replies" / "add.yaml")
+from tests.cli.helpers import SolvedAdd, run_cli
 
 
 def test_help_lists_the_commands(tmp_path: Path) -> None:
@@ -30,25 +30,24 @@ def test_importing_the_cli_does_not_import_heavy_modules() -> None:
     assert out == "[]"
 
 
-def test_scripted_solve_on_local_sandbox_then_inspect(tmp_path: Path) -> None:
-    proc = run_cli("solve", ADD, "--model", f"scripted:{REPLIES}", "--sandbox", "local", "--out", "out", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def test_scripted_solve_on_local_sandbox_then_inspect(solved_add: SolvedAdd) -> None:
+    folder, proc = solved_add.folder, solved_add.proc
     assert "proposal" in proc.stdout and "convergence" in proc.stdout
     assert "completed" in proc.stdout
-    solution = (tmp_path / "out" / "solution.py").read_text()
+    solution = (folder / "out" / "solution.py").read_text()
     namespace: dict[str, object] = {}
     exec(compile(solution, "solution.py", "exec"), namespace)
     assert namespace["add"](2, 3) == 5  # type: ignore[operator]
 
-    listing = run_cli("sessions", "list", cwd=tmp_path)
+    listing = run_cli("sessions", "list", cwd=folder)
     assert listing.returncode == 0 and "Add two numbers" in listing.stdout
-    with sqlite3.connect(tmp_path / ".debatecode" / "debatecode.db") as conn:
+    with sqlite3.connect(folder / ".debatecode" / "debatecode.db") as conn:
         (session_id,) = conn.execute("select id from debate_sessions").fetchone()
-    show = run_cli("sessions", "show", session_id[:6], cwd=tmp_path)
+    show = run_cli("sessions", "show", session_id[:6], cwd=folder)
     assert show.returncode == 0
     assert "38 turns" in show.stdout and "code versions" in show.stdout
     log = subprocess.run(
-        ["git", "-C", str(tmp_path / "out"), "log", "--oneline", f"debate/{session_id}"],
+        ["git", "-C", str(folder / "out"), "log", "--oneline", f"debate/{session_id}"],
         capture_output=True,
         text=True,
         check=True,

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 from markdown_it import MarkdownIt
-from tests.cli.helpers import REPO, run_cli
+from tests.cli.helpers import HASHING_MEMORY, REPO, run_cli
 
 ADD = str(REPO / "examples" / "tasks" / "add.md")
 
@@ -45,7 +45,18 @@ def _script(tmp_path: Path) -> Path:
 
 def test_model_text_cannot_restructure_the_report(tmp_path: Path) -> None:
     script = _script(tmp_path)
-    proc = run_cli("solve", ADD, "--model", f"scripted:{script}", "--sandbox", "local", "--out", "out", cwd=tmp_path)
+    proc = run_cli(
+        "solve",
+        ADD,
+        "--model",
+        f"scripted:{script}",
+        "--sandbox",
+        "local",
+        "--out",
+        "out",
+        cwd=tmp_path,
+        env=HASHING_MEMORY,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = (tmp_path / "out" / "report.md").read_text()
 

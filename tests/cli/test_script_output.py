@@ -4,33 +4,26 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
-from tests.cli.helpers import REPO, run_cli
+from tests.cli.helpers import REPO, SolvedAdd, run_cli
 from typer.testing import CliRunner
 
 from debatecode.cli.app import app
 
-ADD = str(REPO / "examples" / "tasks" / "add.md")
 REPLIES = str(REPO / "examples" / "replies" / "add.yaml")
 NARROW = {"COLUMNS": "40"}
 """A terminal narrower than any table: nothing may be cut off all the same."""
 
 
-@pytest.fixture(scope="module")
-def solved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A folder whose store holds one scripted session, and that session's id."""
-    cwd = tmp_path_factory.mktemp("solved")
-    proc = run_cli("solve", ADD, "--model", f"scripted:{REPLIES}", "--sandbox", "local", "--out", "out", cwd=cwd)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    with sqlite3.connect(cwd / ".debatecode" / "debatecode.db") as conn:
-        (session_id,) = conn.execute("select id from debate_sessions").fetchone()
-    return cwd, session_id
+@pytest.fixture
+def solved(solved_add: SolvedAdd) -> tuple[Path, str]:
+    """A folder whose store holds one scripted session (the shared run, read only), and that session's id."""
+    return solved_add.folder, solved_add.session_id
 
 
 def _json(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Any:

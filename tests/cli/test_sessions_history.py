@@ -7,21 +7,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.cli.helpers import REPO, run_cli
-
-ADD = str(REPO / "examples" / "tasks" / "add.md")
-REPLIES = str(REPO / "examples" / "replies" / "add.yaml")
+from tests.cli.helpers import SolvedAdd, run_cli
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """One completed `debatecode solve` run on the local sandbox: (its folder, its session id)."""
-    folder = tmp_path_factory.mktemp("history")
-    proc = run_cli("solve", ADD, "--model", f"scripted:{REPLIES}", "--sandbox", "local", "--out", "out", cwd=folder)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    with sqlite3.connect(folder / ".debatecode" / "debatecode.db") as conn:
-        (session_id,) = conn.execute("select id from debate_sessions").fetchone()
-    return folder, session_id
+def session(solved_add: SolvedAdd, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A copy of the shared completed `debatecode solve` run on the local sandbox: (its folder, its session id).
+
+    A copy, since the checkout tests write folders into it.
+    """
+    folder = solved_add.copy_to(tmp_path_factory.mktemp("history") / "solved")
+    return folder, solved_add.session_id
 
 
 def versions(folder: Path, session_id: str) -> list[tuple[int, str, str, str, str]]:

@@ -104,7 +104,8 @@ def test_local_model_runs_every_phase_and_persists_turns(tmp_path: Path, require
         (REPO / "examples" / "tasks" / "add.md").read_text().replace("difficulty: trivial", "difficulty: complex")
     )
     # Every phase must run, so drafts that already pass and agree must not end the debate early.
-    (tmp_path / "debatecode.toml").write_text("[convergence]\nearly_stop = false\n")
+    # The pipeline is under test, not memory: the hashing embedder spares a torch load (~10 s of CPU).
+    (tmp_path / "debatecode.toml").write_text('[convergence]\nearly_stop = false\n\n[memory]\nembedder = "hashing"\n')
     proc = run_cli(
         "solve",
         str(task),

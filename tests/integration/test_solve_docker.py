@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.cli.helpers import REPO, run_cli
+from tests.cli.helpers import HASHING_MEMORY, REPO, run_cli
 
 
 @pytest.mark.docker
@@ -22,6 +22,7 @@ def test_scripted_solve_in_docker_exits_zero_with_correct_solution(tmp_path: Pat
         "--out",
         "out",
         cwd=tmp_path,
+        env=HASHING_MEMORY,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "sandbox docker" in proc.stdout
