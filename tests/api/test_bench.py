@@ -69,7 +69,8 @@ def test_run_humaneval_scores_on_hidden_tests_and_continues_a_run(
             ("HumanEval/0", "single", True),
             ("HumanEval/1", "single", False),
         ]
-        assert seen == list(results.outcomes)
+        # The callback hears each outcome as it is scored: in finishing order, which --jobs may change.
+        assert sorted(seen, key=lambda o: o.task_id) == list(results.outcomes)
         assert results.pass_at_1() == {"single": 0.5}
         assert results.report_path.read_text().startswith("# HumanEval: strategies compared")
         assert len(results.results_path.read_text().splitlines()) == 2

@@ -201,7 +201,7 @@ async def run_humaneval_async(
         sandbox: backend name (``auto``, ``docker``, ``local``...); default the config's.
         services: a sandbox and store to use (and not close); each session still gets
             a model client of its own, so budgets never carry over between problems.
-        on_result: called with each new outcome as soon as it is scored.
+        on_result: called with each new outcome as soon as it is scored (in finishing order when ``jobs`` > 1).
         command: how the report names the run (default: this call).
         vote_n: more vote sizes to report (vote@N for each), from the same samples.
         match_spend: a strategy (``debate``) whose mean tokens spent per problem vote's N
