@@ -38,8 +38,14 @@ def run_label() -> dict[str, str]:
 
 
 def ours(client: docker.DockerClient, label: dict[str, str]) -> list[Any]:
+    """The containers carrying ``label``; a container removed between the listing and its inspection is retried."""
     ((key, value),) = label.items()
-    return list(client.containers.list(all=True, filters={"label": f"{key}={value}"}))
+    for _ in range(10):
+        try:
+            return list(client.containers.list(all=True, filters={"label": f"{key}={value}"}))
+        except docker.errors.NotFound:  # it exited (auto-remove) while the SDK inspected it: list again
+            time.sleep(0.1)
+    return list(client.containers.list(all=True, filters={"label": f"{key}={value}"}, sparse=True))
 
 
 async def gone(client: docker.DockerClient, label: dict[str, str], within_s: float = 15.0) -> None:
