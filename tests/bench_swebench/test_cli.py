@@ -98,3 +98,66 @@ def test_solve_mode_writes_predictions_then_grades_them(
     summary = json.loads((isolated_cwd / "out" / "summary.json").read_text())
     assert (summary["total"], summary["resolved"]) == (1, 1), output
     assert summary["source"] == "solve:single:scripted/cli-solve"
+
+
+_TIMINGS = {"durations", "duration_s", "build_s", "built"}
+
+
+def _untimed(value: object) -> object:
+    if isinstance(value, dict):
+        return {key: _untimed(item) for key, item in value.items() if key not in _TIMINGS}
+    if isinstance(value, list):
+        return [_untimed(item) for item in value]
+    return value
+
+
+def _results(out: Path) -> dict[str, object]:
+    """``results.jsonl`` by (model, instance), timings (and which run built a shared image) left out."""
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return {f"{r['model_name_or_path']}/{r['instance_id']}": _untimed(r) for r in records}
+
+
+def _swebench_files(out: Path) -> dict[str, str]:
+    """swebench's reports, run logs and patches (test_output.txt has pytest's timings)."""
+    found = sorted(out.glob("logs/run_evaluation/*/*/*/*")) + sorted(out.glob("*.json"))
+    return {
+        str(path.relative_to(out)): path.read_text()
+        for path in found
+        if path.name not in ("summary.json", "test_output.txt")
+    }
+
+
+@pytest.mark.docker
+def test_max_workers_2_grades_gold_like_jobs_1(requires_docker: None, tmp_path: Path) -> None:
+    ids = "debatecode-local__strutils-1,debatecode-local__strutils-2,debatecode-local__confparse-1"
+    runs = {}
+    for name, flag in (("one", ["--jobs", "1"]), ("two", ["--max-workers", "2"])):
+        proc = run_cli(
+            "bench", "swebench", "--dataset", str(DATASET), "--predictions", "gold", "--instances", ids,
+            "--out", str(tmp_path / name), "--run-id", "gold-check", *flag, cwd=tmp_path,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "gold: 3/3 resolved (100%)" in proc.stdout
+        runs[name] = tmp_path / name
+    assert "grading (2 at once)" in proc.stdout
+    assert _results(runs["two"]) == _results(runs["one"])
+    assert _swebench_files(runs["two"]) == _swebench_files(runs["one"])
+    report = json.loads((runs["two"] / "gold.gold-check.json").read_text())
+    assert report["resolved_ids"] == sorted(ids.split(",")) and report["error_ids"] == []
+    resumed = run_cli(
+        "bench", "swebench", "--dataset", str(DATASET), "--predictions", "gold", "--instances", ids,
+        "--out", str(runs["two"]), "--run-id", "gold-check", "-j", "2", cwd=tmp_path,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert "3 of them graded by an earlier run" in resumed.stdout
+    assert len((runs["two"] / "results.jsonl").read_text().splitlines()) == 3
+
+
+def test_jobs_below_1_and_a_run_id_with_a_slash_are_refused(tmp_path: Path) -> None:
+    code, output = _invoke("--dataset", str(DATASET), "--predictions", "gold", "--max-workers", "0")
+    flat = " ".join(output.replace("│", " ").split())
+    assert code == 2 and "'--max-workers': Input should be greater than or equal to 1" in flat
+    code, output = _invoke(
+        "--dataset", str(DATASET), "--predictions", "gold", "--run-id", "a/b", "--out", str(tmp_path)
+    )
+    assert code == 2 and "--run-id must be a plain name" in output.replace("\n", "")

@@ -22,7 +22,7 @@ async def test_run_patch_runs_the_visible_tests_and_hides_test_patch(
         context = await harness.context(instance)
         assert context.images.instance.tag.startswith("debatecode/swebench-instance:")
         prepared, run = await harness.run_patch(context, instance.patch)
-        assert prepared.patch.method == "git apply" and prepared.test_patch_files == []
+        assert prepared.patch.method == "git apply --verbose" and prepared.test_patch_files == []
         assert run is not None
         assert run.exit_code == 0 and run.ledger_json, run.stdout[-2000:]
         hidden = instance.FAIL_TO_PASS[0].split("::")[-1]

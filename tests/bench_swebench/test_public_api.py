@@ -34,6 +34,7 @@ def test_exported_members() -> None:
             "apply_with_fallbacks",
             "default_repos_dir",
             "grade_run",
+            "load_dataset_source",
             "load_instances",
             "load_predictions",
             "select_instances",

@@ -64,7 +64,7 @@ def test_the_overlay_holds_the_fix_and_test_patch(
     mirror, instance, repo = setup
     fix = _diff(repo, {"pkg/core.py": "def add(a, b):\n    return a + b\n"})
     prepared = prepare_tree(mirror, instance, fix, tmp_path / "work")
-    assert prepared.patch.method == "git apply" and prepared.overlay is not None
+    assert prepared.patch.method == "git apply --verbose" and prepared.overlay is not None
     assert set(_written(prepared.overlay.entries)) == {"pkg/core.py", "tests/test_new.py"}
     assert prepared.restored == [] and prepared.test_patch_files == ["tests/test_new.py"]
 

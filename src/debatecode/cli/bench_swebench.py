@@ -27,14 +27,19 @@ _STATUS_STYLE = {"resolved": "green", "unresolved": "yellow", "patch_failed": "r
 
 
 def swebench(
-    dataset: Path = typer.Option(
-        ..., "--dataset", "-d", help="SWE-bench instances, JSON or JSONL (instance_id, repo, base_commit, ...)."
+    dataset: str = typer.Option(
+        ...,
+        "--dataset",
+        "-d",
+        help="SWE-bench instances: a JSON or JSONL file (instance_id, repo, base_commit, ...), or a Hugging Face "
+        "dataset name such as princeton-nlp/SWE-bench_Verified (needs the network, or datasets' cache).",
     ),
+    split: str = typer.Option("test", "--split", help="The split of a Hugging Face dataset."),
     repos_dir: Path | None = typer.Option(
         None,
         "--repos-dir",
         help="Git sources of the repositories (owner__name/, owner__name.git/ or owner__name.bundle); "
-        "default: repos/ next to the dataset.",
+        "default: repos/ next to the dataset file (./repos for a Hugging Face dataset).",
     ),
     predictions: str | None = typer.Option(
         None,
@@ -49,18 +54,39 @@ def swebench(
     strategy: str | None = typer.Option(None, "--strategy", help="Solve mode: single or debate (default debate)."),
     budget: int | None = typer.Option(None, "--budget", min=1, help="Solve mode: token budget per instance."),
     config_file: Path | None = typer.Option(None, "--config", help="Solve mode: config file for the base settings."),
+    jobs: int | None = typer.Option(
+        None,
+        "--jobs",
+        "-j",
+        "--max-workers",
+        min=1,
+        help="Instances graded (and solved) at once; --max-workers is swebench's name for it. Default: min(CPUs, 4); "
+        "when solving with a local/ model, 1 (its one loaded copy queues the calls).",
+    ),
+    run_id: str = typer.Option(
+        "debatecode",
+        "--run-id",
+        help="Names swebench's log folder (<out>/logs/run_evaluation/RUN_ID/) and run reports (<out>/<model>.RUN_ID.json).",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
 ) -> None:
     """Grade SWE-bench predictions in locally built, hardened images (no network); or solve, then grade."""
-    from debatecode.bench.swebench import default_repos_dir, load_instances, load_predictions, select_instances
+    from debatecode.bench.swebench import default_repos_dir, load_predictions, select_instances
+    from debatecode.bench.swebench.harness import default_grading_jobs
+    from debatecode.bench.swebench.hub import is_hub_name, load_dataset_source
+    from debatecode.bench.swebench.swebench_logs import check_run_id
     from debatecode.errors import ConfigError
 
     setup_logging(verbose)
     with reporting_errors():
+        check_run_id(run_id)
         ids = [item.strip() for item in instances.split(",") if item.strip()] if instances else None
-        dataset_items = load_instances(dataset)
+        dataset_items = load_dataset_source(dataset, split=split)
         chosen = select_instances(dataset_items, ids)
-        repos = repos_dir if repos_dir is not None else default_repos_dir(dataset)
+        if repos_dir is not None:
+            repos = repos_dir
+        else:
+            repos = Path("repos").resolve() if is_hub_name(dataset) else default_repos_dir(Path(dataset))
         if predictions is not None:
             solve_flags = [
                 flag
@@ -72,39 +98,53 @@ def swebench(
                     f"{', '.join(solve_flags)} only apply to solve mode; drop them, or drop --predictions to solve"
                 )
             graded = load_predictions(predictions, dataset_items, chosen)
-            summary = asyncio.run(_grade(chosen, graded, repos, out, source=predictions))
+            workers = default_grading_jobs(jobs)
+            summary = asyncio.run(_grade(chosen, graded, repos, out, source=predictions, jobs=workers, run_id=run_id))
         else:
             chosen_strategy = strategy or "debate"
             if chosen_strategy not in SOLVE_STRATEGIES:
                 raise ConfigError(f"unknown --strategy {chosen_strategy!r}; known: {', '.join(SOLVE_STRATEGIES)}")
+            from debatecode.bench._jobs import resolve_jobs
             from debatecode.config import load_config
 
             config = load_config(config_file, {"model": model, "token_budget": budget})
-            summary = asyncio.run(_solve_and_grade(chosen, repos, out, config, chosen_strategy))
-    print_summary(summary, out, console)
+            workers = resolve_jobs(jobs, config)
+            summary = asyncio.run(_solve_and_grade(chosen, repos, out, config, chosen_strategy, workers, run_id))
+    print_summary(summary, out, console, run_id=run_id)
 
 
 class _Display:
-    """A progress bar over predictions (or instances, while solving), with the current step."""
+    """A progress bar over predictions (or instances, while solving), with the latest step of those in flight."""
 
     def __init__(self, progress: Progress, label: str, total: int) -> None:
         self.progress = progress
         self.task: TaskID = progress.add_task(label, total=total, step="")
+        self.running = 0
 
     def __call__(self, event: HarnessEvent) -> None:
         where = f"{event.instance_id} ({event.model})" if event.model else event.instance_id
         if event.kind == "start":
-            self.progress.update(self.task, step=where)
+            self.running += 1
+            self.progress.update(self.task, step=self._step(where))
         elif event.kind == "step":
-            self.progress.update(self.task, step=f"{where} · {event.message}")
+            self.progress.update(self.task, step=self._step(f"{where} · {event.message}"))
         else:
+            resumed = event.message == "resumed"
+            if not resumed:
+                self.running = max(0, self.running - 1)
+                if not self.running:
+                    self.progress.update(self.task, step="")
             if event.report is not None:
                 status = event.report.status
                 style = _STATUS_STYLE.get(status, "")
-                self.progress.console.print(f"  [{style}]{status:<12}[/] {where}")
+                note = " (resumed)" if resumed else ""
+                self.progress.console.print(f"  [{style}]{status:<12}[/] {where}{note}")
             elif event.message:
                 self.progress.console.print(f"  {event.message:<12} {where}")
             self.progress.advance(self.task)
+
+    def _step(self, text: str) -> str:
+        return f"[{self.running} running] {text}" if self.running > 1 else text
 
 
 def _progress() -> Progress:
@@ -126,16 +166,20 @@ async def _grade(
     out: Path,
     *,
     source: str,
+    jobs: int,
+    run_id: str,
     harness: SWEBenchHarness | None = None,
 ) -> RunSummary:
     from debatecode.bench.swebench import SWEBenchHarness
 
     own = harness is None
-    harness = harness or SWEBenchHarness(chosen, repos_dir=repos, out=out)
+    harness = harness or SWEBenchHarness(chosen, repos_dir=repos, out=out, run_id=run_id)
     try:
         with _progress() as progress:
-            harness.listener = _Display(progress, "grading", len(predictions))
-            return await harness.grade(predictions, source=source)
+            harness.listener = _Display(
+                progress, f"grading ({jobs} at once)" if jobs > 1 else "grading", len(predictions)
+            )
+            return await harness.grade(predictions, source=source, jobs=jobs)
     finally:
         harness.listener = None
         if own:
@@ -143,7 +187,13 @@ async def _grade(
 
 
 async def _solve_and_grade(
-    chosen: Sequence[SWEBenchInstance], repos: Path, out: Path, config: DebateConfig, strategy: str
+    chosen: Sequence[SWEBenchInstance],
+    repos: Path,
+    out: Path,
+    config: DebateConfig,
+    strategy: str,
+    jobs: int,
+    run_id: str,
 ) -> RunSummary:
     from debatecode.bench.swebench import SWEBenchHarness, write_predictions
     from debatecode.errors import ConfigError
@@ -155,17 +205,26 @@ async def _solve_and_grade(
             "solve mode is not available in this installation (debatecode.bench.swebench.solve is missing); "
             "pass --predictions gold, empty or a predictions file to grade instead"
         ) from exc
-    harness = SWEBenchHarness(chosen, repos_dir=repos, out=out)
+    harness = SWEBenchHarness(chosen, repos_dir=repos, out=out, run_id=run_id)
     try:
         harness.check_inputs([instance.instance_id for instance in chosen])
         with _progress() as progress:
             display = _Display(progress, f"solving ({strategy})", len(chosen))
             solved = await generate_predictions(
-                harness, chosen, config=config, strategy=strategy, out=out, listener=display
+                harness, chosen, config=config, strategy=strategy, out=out, listener=display, jobs=jobs
             )
         path = write_predictions(out / "predictions.jsonl", solved)
         console.print(f"{len(solved)} predictions written to {path}")
-        return await _grade(chosen, solved, repos, out, source=f"solve:{strategy}:{config.model}", harness=harness)
+        return await _grade(
+            chosen,
+            solved,
+            repos,
+            out,
+            source=f"solve:{strategy}:{config.model}",
+            jobs=jobs,
+            run_id=run_id,
+            harness=harness,
+        )
     finally:
         await harness.aclose()
 
@@ -199,8 +258,8 @@ def summary_table(summary: RunSummary) -> Table:
     return table
 
 
-def print_summary(summary: RunSummary, out: Path, target: Console) -> None:
-    """The summary table, a resolved count per model, and where the reports are."""
+def print_summary(summary: RunSummary, out: Path, target: Console, *, run_id: str = "debatecode") -> None:
+    """The summary table, a resolved count per model, and where the reports are (ours and swebench's)."""
     target.print(summary_table(summary))
     for name, tally in summary.by_model.items():
         extra = ", ".join(
@@ -220,6 +279,13 @@ def print_summary(summary: RunSummary, out: Path, target: Console) -> None:
         f"{summary.resolved}/{summary.total} resolved in {summary.duration_s:.1f}s "
         f"({summary.images_built} image layer(s) built)"
     )
+    if summary.resumed:
+        target.print(f"{summary.resumed} of them graded by an earlier run into {out} (results.jsonl)")
     target.print(f"reports: {out}/<model>/<instance>/report.json", soft_wrap=True)
     target.print(f"summary: {out / 'summary.md'}", soft_wrap=True)
+    target.print(
+        f"swebench format: {out}/logs/run_evaluation/{run_id}/<model>/<instance>/report.json, "
+        f"{out}/<model>.{run_id}.json",
+        soft_wrap=True,
+    )
     sys.stdout.flush()

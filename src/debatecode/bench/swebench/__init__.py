@@ -7,9 +7,14 @@
     instances = load_instances("benchmarks/swebench-local/instances.jsonl")
     harness = SWEBenchHarness(instances, repos_dir=Path("benchmarks/swebench-local/repos"), out=Path("out"))
     try:
-        summary = await harness.grade(load_predictions("gold", instances))
+        summary = await harness.grade(load_predictions("gold", instances), jobs=2)
     finally:
         await harness.aclose()
+
+``load_dataset_source`` also takes a Hugging Face dataset name
+(``princeton-nlp/SWE-bench_Verified``). Next to its own reports, a run writes
+swebench's per-instance ``report.json`` files and ``<model>.<run_id>.json`` run
+reports (``swebench_logs``), and ``results.jsonl``, from which a re-run resumes.
 
 Solvers use ``SWEBenchHarness.context`` (mirror, spec and images of an instance),
 ``SWEBenchHarness.prepare`` (a patched, protected tree as an ``Overlay``) and
@@ -24,6 +29,7 @@ from debatecode.bench.swebench.errors import ImageBuildError, InstanceSetupError
 from debatecode.bench.swebench.execution import TestRun
 from debatecode.bench.swebench.grading import Grade, TestVerdict, grade_run
 from debatecode.bench.swebench.harness import HarnessEvent, InstanceContext, SWEBenchHarness, default_repos_dir
+from debatecode.bench.swebench.hub import load_dataset_source
 from debatecode.bench.swebench.images import ImageBuilder, ImageSet
 from debatecode.bench.swebench.patching import PatchOutcome, apply_with_fallbacks
 from debatecode.bench.swebench.predictions import EMPTY, GOLD, Prediction, load_predictions, write_predictions
@@ -58,6 +64,7 @@ __all__ = [
     "apply_with_fallbacks",
     "default_repos_dir",
     "grade_run",
+    "load_dataset_source",
     "load_instances",
     "load_predictions",
     "select_instances",

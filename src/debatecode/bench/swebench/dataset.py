@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -25,7 +25,14 @@ from pydantic import BaseModel, ConfigDict
 
 from debatecode.bench.swebench.errors import SWEBenchInputError
 
-__all__ = ["REQUIRED_FIELDS", "SWEBenchInstance", "load_instances", "read_records", "select_instances"]
+__all__ = [
+    "REQUIRED_FIELDS",
+    "SWEBenchInstance",
+    "instances_from_records",
+    "load_instances",
+    "read_records",
+    "select_instances",
+]
 
 REQUIRED_FIELDS = (
     "instance_id",
@@ -178,9 +185,23 @@ def load_instances(path: Path | str) -> list[SWEBenchInstance]:
             line or item, the instance and the field).
     """
     path = Path(path)
+    return instances_from_records(read_records(path, what="dataset"), path)
+
+
+def instances_from_records(
+    records: Iterable[tuple[dict[str, Any], int | None, int | None]], source: Path | str
+) -> list[SWEBenchInstance]:
+    """Validate ``(record, line, item)`` triples (as ``read_records`` yields them) into instances.
+
+    ``source`` names where they come from in error messages (a file, or a dataset name).
+
+    Raises:
+        SWEBenchInputError: no records, a field is missing or has the wrong type, or an
+            ``instance_id`` repeats.
+    """
     instances: list[SWEBenchInstance] = []
     seen: set[str] = set()
-    for record, line, item in read_records(path, what="dataset"):
+    for record, line, item in records:
         identifier = record.get("instance_id") if isinstance(record.get("instance_id"), str) else None
 
         def fail(
@@ -191,7 +212,7 @@ def load_instances(path: Path | str) -> list[SWEBenchInstance]:
             _item: int | None = item,
             _id: str | None = identifier,
         ) -> NoReturn:
-            raise SWEBenchInputError(path, message, line=_line, item=_item, field=field, instance_id=_id)
+            raise SWEBenchInputError(source, message, line=_line, item=_item, field=field, instance_id=_id)
 
         instance = _instance(record, fail)
         if instance.instance_id in seen:
@@ -199,7 +220,7 @@ def load_instances(path: Path | str) -> list[SWEBenchInstance]:
         seen.add(instance.instance_id)
         instances.append(instance)
     if not instances:
-        raise SWEBenchInputError(path, "holds no instances")
+        raise SWEBenchInputError(source, "holds no instances")
     return instances
 
 

@@ -1,19 +1,28 @@
 """Grading predictions end to end: repositories, images, patched trees, test runs, reports.
 
-``SWEBenchHarness.grade(predictions)`` checks its inputs first (every
+``SWEBenchHarness.grade(predictions, jobs=N)`` checks its inputs first (every
 repository source exists and has the instances' commits; every log parser is
-known), then grades one prediction at a time and writes, per prediction,
-``<out>/<model>/<instance_id>/``: ``report.json``, ``test_output.txt`` (the log
-swebench parsed), ``patch.diff`` and ``junit.xml``; then ``summary.json`` and
-``summary.md`` in ``<out>``. One prediction's failure to set up (a test_patch
-that does not apply, an image that does not build) is reported as ``error`` for
-that prediction; an engine that does not answer stops the run.
+known), then grades up to N predictions at once (``run_bounded``, all on the
+caller's event loop) and writes, per prediction, ``<out>/<model>/<instance_id>/``:
+``report.json``, ``test_output.txt`` (the log swebench parsed), ``patch.diff`` and
+``junit.xml``, plus the same prediction in swebench's own layout
+(``swebench_logs``), and one line of ``<out>/results.jsonl``; at the end,
+``summary.json``, ``summary.md`` and swebench's ``<model>.<run_id>.json`` in
+``<out>``. A run into a folder that has ``results.jsonl`` skips the predictions
+already graded there (``results``). One prediction's failure to set up (a
+test_patch that does not apply, an image that does not build) is reported as
+``error`` for that prediction; an engine that does not answer stops the run.
+
+Which predictions run at once changes only *when* each is graded: the reports,
+``results.jsonl`` (up to line order), the summaries and swebench's files hold the
+same verdicts whatever ``jobs`` is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -28,6 +37,13 @@ from debatecode.bench.swebench.images import ImageBuilder, ImageSet
 from debatecode.bench.swebench.predictions import Prediction
 from debatecode.bench.swebench.report import InstanceReport, RunSummary, summarize, write_summary
 from debatecode.bench.swebench.repos import RepoMirror, RepoRegistry, RepoSpec, find_repo_source
+from debatecode.bench.swebench.results import RESULTS_FILE, append_result, fingerprint, read_results, reusable
+from debatecode.bench.swebench.swebench_logs import (
+    DEFAULT_RUN_ID,
+    check_run_id,
+    write_instance_logs,
+    write_run_reports,
+)
 from debatecode.bench.swebench.workspace import Overlay, PreparedTree, prepare_tree
 from debatecode.errors import RunError, SandboxUnavailable, UserError
 
@@ -36,6 +52,7 @@ __all__ = [
     "InstanceContext",
     "InstanceReport",
     "SWEBenchHarness",
+    "default_grading_jobs",
     "default_repos_dir",
     "model_dir_name",
 ]
@@ -45,7 +62,11 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class HarnessEvent:
-    """Progress for a live display: ``start`` and ``done`` per prediction, ``step`` in between."""
+    """Progress for a live display: ``start`` and ``done`` per prediction, ``step`` in between.
+
+    With several predictions graded at once, their events interleave. A prediction an
+    earlier run already graded gets only ``done``, with the message ``resumed``.
+    """
 
     kind: Literal["start", "step", "done"]
     instance_id: str
@@ -69,6 +90,25 @@ def default_repos_dir(dataset: Path) -> Path:
     return dataset.resolve().parent / "repos"
 
 
+def default_grading_jobs(jobs: int | None = None) -> int:
+    """Predictions graded at once: ``jobs`` when given, else ``min(CPUs, MAX_DEFAULT_JOBS)``.
+
+    No model runs while grading, so the default is the one ``bench._jobs`` gives API
+    models: each prediction waits on git, image builds and one test container.
+
+    Raises:
+        ConfigError: ``jobs`` below 1.
+    """
+    from debatecode.bench._jobs import MAX_DEFAULT_JOBS
+    from debatecode.errors import ConfigError
+
+    if jobs is None:
+        return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_JOBS))
+    if jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, got {jobs}")
+    return jobs
+
+
 def model_dir_name(model: str) -> str:
     """A directory name for a model string (``/`` becomes ``__``)."""
     return model.replace("/", "__").replace(":", "_") or "model"
@@ -85,6 +125,11 @@ class SWEBenchHarness:
         builder: the image builder; made (and closed) by the harness when omitted.
         sandbox_factory: makes the sandbox of an instance image (Docker by default).
         listener: receives ``HarnessEvent``s.
+        run_id: names swebench's log folder and run reports (``swebench_logs``).
+
+    Raises:
+        ConfigError: swebench is not installed, or ``run_id`` cannot name a folder.
+        SWEBenchInputError: ``<repos_dir>/repos.toml`` is malformed.
     """
 
     def __init__(
@@ -97,10 +142,12 @@ class SWEBenchHarness:
         builder: ImageBuilder | None = None,
         sandbox_factory: SandboxFactory = docker_sandbox,
         listener: Callable[[HarnessEvent], None] | None = None,
+        run_id: str = DEFAULT_RUN_ID,
     ) -> None:
         from debatecode.bench.swebench.repos import REPOS_FILE, require_swebench
 
         require_swebench()
+        self.run_id = check_run_id(run_id)
         self.instances = {instance.instance_id: instance for instance in instances}
         self.repos_dir = repos_dir
         self.out = out
@@ -224,8 +271,10 @@ class SWEBenchHarness:
         """``<out>/<model>/<instance_id>``."""
         return self.out / model_dir_name(prediction.model_name_or_path) / prediction.instance_id
 
-    async def grade_prediction(self, prediction: Prediction) -> InstanceReport:
-        """Grade one prediction and write its files.
+    async def grade_prediction(self, prediction: Prediction, input_sha256: str = "") -> InstanceReport:
+        """Grade one prediction and write its files (ours and swebench's).
+
+        ``input_sha256`` is recorded in the report (``results.fingerprint``).
 
         Raises:
             SandboxUnavailable: the engine does not answer (every later prediction would fail too).
@@ -253,7 +302,7 @@ class SWEBenchHarness:
                     status="patch_failed",
                     patch=prepared.patch,
                     images=context.images,
-                    reasons=["the patch applies neither with git apply, git apply --3way nor patch --fuzz"],
+                    reasons=["no command of swebench's chain applies the patch (see patch.attempts)"],
                 )
             else:
                 self._emit(HarnessEvent("step", instance.instance_id, model, "tests"))
@@ -298,18 +347,38 @@ class SWEBenchHarness:
             )
         durations["total"] = time.perf_counter() - started
         report.durations = {key: round(value, 3) for key, value in durations.items()}
+        report.input_sha256 = input_sha256
         (where / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        self._write_swebench_logs(prediction, report)
         return report
 
-    async def grade(self, predictions: Sequence[Prediction], *, source: str = "") -> RunSummary:
-        """Grade every prediction, one at a time, then write ``summary.json`` and ``summary.md``.
+    def _write_swebench_logs(self, prediction: Prediction, report: InstanceReport) -> None:
+        test_output = self.prediction_dir(prediction) / "test_output.txt"
+        write_instance_logs(
+            self.out,
+            self.run_id,
+            prediction,
+            report,
+            test_output if report.status in ("resolved", "unresolved") else None,
+        )
+
+    async def grade(self, predictions: Sequence[Prediction], *, source: str = "", jobs: int = 1) -> RunSummary:
+        """Grade every prediction, ``jobs`` at once, then write the summaries (ours and swebench's).
+
+        Predictions start in the order given. ``<out>/results.jsonl`` gets a line as each
+        one finishes; one that an earlier run into ``out`` graded (same model, instance
+        and patch, not an ``error``) is not graded again. The summary lists the
+        predictions in the order given, whatever order they finished in.
 
         Raises:
             SWEBenchInputError: a prediction's instance is not in the harness's instances, or
                 ``check_inputs`` refused the input.
+            ConfigError: ``jobs`` below 1.
             VersionControlError: a repository source cannot be cloned.
-            SandboxUnavailable: the engine does not answer or the base image is missing.
+            SandboxUnavailable: the engine does not answer or the base image is missing
+                (the predictions graded so far stay in ``results.jsonl``).
         """
+        from debatecode.bench._jobs import run_bounded
         from debatecode.bench.swebench.errors import SWEBenchInputError
 
         unknown = sorted({p.instance_id for p in predictions if p.instance_id not in self.instances})
@@ -318,14 +387,38 @@ class SWEBenchHarness:
         self.check_inputs([p.instance_id for p in predictions])
         self.out.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        reports: list[InstanceReport] = []
-        for prediction in predictions:
+        results_path = self.out / RESULTS_FILE
+        earlier = read_results(results_path)
+        keys = [fingerprint(p, self.instances[p.instance_id]) for p in predictions]
+        reports: dict[int, InstanceReport] = {}
+        for index, (prediction, key) in enumerate(zip(predictions, keys, strict=True)):
+            previous = earlier.get(key)
+            if previous is not None and reusable(previous):
+                reports[index] = previous
+                self._write_swebench_logs(prediction, previous)
+                self._emit(
+                    HarnessEvent(
+                        "done", prediction.instance_id, prediction.model_name_or_path, "resumed", report=previous
+                    )
+                )
+        resumed = len(reports)
+        if resumed:
+            logger.info("%d of %d predictions already graded in %s", resumed, len(predictions), results_path)
+
+        async def grade_one(index: int) -> None:
+            prediction = predictions[index]
             self._emit(HarnessEvent("start", prediction.instance_id, prediction.model_name_or_path))
-            report = await self.grade_prediction(prediction)
-            reports.append(report)
+            report = await self.grade_prediction(prediction, keys[index])
+            append_result(results_path, report)
+            reports[index] = report
             self._emit(HarnessEvent("done", prediction.instance_id, prediction.model_name_or_path, report=report))
-        summary = summarize(reports, source=source, duration_s=time.perf_counter() - started)
+
+        todo = [index for index in range(len(predictions)) if index not in reports]
+        await run_bounded(todo, jobs, grade_one)
+        ordered = [reports[index] for index in range(len(predictions))]
+        summary = summarize(ordered, source=source, duration_s=time.perf_counter() - started, resumed=resumed)
         write_summary(self.out, summary)
+        write_run_reports(self.out, self.run_id, predictions, list(self.instances))
         return summary
 
     async def aclose(self) -> None:

@@ -16,6 +16,11 @@
 
 A layer whose tag exists is not built again. Every build runs with
 ``network_mode=none`` and removes its intermediate containers.
+
+Instances graded at once (``--jobs``) share one builder. Each tag is built under
+a lock of its own, so two instances that need the same env or instance image wait
+for one build and then reuse it, while different images build side by side. The
+interpreter probe of a base image runs once.
 """
 
 from __future__ import annotations
@@ -161,6 +166,14 @@ class ImageBuilder:
         self._targets: dict[str, PythonTarget] = {}
         self._base: LayerImage | None = None
         self._lock = threading.Lock()
+        self._tag_locks: dict[str, threading.Lock] = {}
+        self._client_lock = threading.Lock()
+        self._probe_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+
+    def _lock_for(self, tag: str) -> threading.Lock:
+        """The lock under which ``tag`` is looked up and built (one per tag)."""
+        with self._lock:
+            return self._tag_locks.setdefault(tag, threading.Lock())
 
     def _say(self, message: str) -> None:
         if self._progress is not None:
@@ -171,12 +184,13 @@ class ImageBuilder:
 
         from debatecode.sandbox._engine import DOCKER_ERRORS, engine_unavailable
 
-        if self._client is None:
-            try:
-                self._client = docker.from_env(timeout=900)
-            except DOCKER_ERRORS as exc:
-                raise engine_unavailable(exc) from exc
-        return self._client
+        with self._client_lock:
+            if self._client is None:
+                try:
+                    self._client = docker.from_env(timeout=900)
+                except DOCKER_ERRORS as exc:
+                    raise engine_unavailable(exc) from exc
+            return self._client
 
     def _image_id(self, tag: str) -> str | None:
         import docker.errors
@@ -265,8 +279,16 @@ class ImageBuilder:
             SandboxUnavailable, SandboxError: the probe could not run.
             ImageBuildError: the probe printed no interpreter description.
         """
-        if base_tag in self._targets:
+        loop = asyncio.get_running_loop()
+        if self._probe_lock is None or self._probe_lock[0] is not loop:
+            # A builder can outlive one event loop (a test session grades several runs with one builder).
+            self._probe_lock = (loop, asyncio.Lock())
+        async with self._probe_lock[1]:
+            if base_tag not in self._targets:
+                self._targets[base_tag] = await self._probe(base_tag)
             return self._targets[base_tag]
+
+    async def _probe(self, base_tag: str) -> PythonTarget:
         sandbox = self._factory(base_tag, 0)
         try:
             result = await sandbox.run(ExecJob(argv=["python3", "-I", "-c", _PROBE], limits=Limits(timeout_s=60)))
@@ -278,7 +300,6 @@ class ImageBuilder:
             raise ImageBuildError(
                 "env", f"cannot tell the base image's Python: {result.stdout} {result.stderr}"
             ) from exc
-        self._targets[base_tag] = target
         return target
 
     def _requirements(self, mirror: RepoMirror, instance: SWEBenchInstance, spec: RepoSpec) -> dict[str, str]:
@@ -359,7 +380,7 @@ class ImageBuilder:
             self._download(context / "requirements", context / "wheels", target)
             return base_tag
 
-        with self._lock:
+        with self._lock_for(tag):
             return self._layer("env", tag, make, {"debatecode.swebench.repo": instance.repo})
 
     def _instance_layer(self, mirror: RepoMirror, instance: SWEBenchInstance, env_tag: str) -> LayerImage:
@@ -378,7 +399,7 @@ class ImageBuilder:
             return env_tag
 
         labels = {"debatecode.swebench.repo": instance.repo, "debatecode.swebench.instance": instance.instance_id}
-        with self._lock:
+        with self._lock_for(tag):
             return self._layer("instance", tag, make, labels)
 
     def close(self) -> None:

@@ -62,6 +62,8 @@ class InstanceReport(BaseModel):
     durations: dict[str, float] = Field(default_factory=dict)
     """Seconds: ``images``, ``prepare``, ``tests``, ``total``."""
     error: str | None = None
+    input_sha256: str = ""
+    """Fingerprint of what was graded (model, instance, patch): ``results.jsonl``'s resume key."""
 
 
 class SummaryRow(BaseModel):
@@ -107,6 +109,8 @@ class RunSummary(BaseModel):
     images_built: int = 0
     image_build_s: float = 0.0
     duration_s: float = 0.0
+    resumed: int = 0
+    """Predictions whose result an earlier run into the same folder had already written (``results.jsonl``)."""
 
 
 def _patch_label(report: InstanceReport) -> str:
@@ -117,8 +121,8 @@ def _patch_label(report: InstanceReport) -> str:
     return report.patch.method or "failed"
 
 
-def summarize(reports: Sequence[InstanceReport], *, source: str, duration_s: float) -> RunSummary:
-    """Tally ``reports`` by model and status."""
+def summarize(reports: Sequence[InstanceReport], *, source: str, duration_s: float, resumed: int = 0) -> RunSummary:
+    """Tally ``reports`` by model and status; ``resumed`` of them came from an earlier run."""
     by_model: dict[str, ModelTally] = {}
     rows: list[SummaryRow] = []
     built: set[str] = set()
@@ -154,6 +158,7 @@ def summarize(reports: Sequence[InstanceReport], *, source: str, duration_s: flo
         images_built=len(built),
         image_build_s=round(build_s, 2),
         duration_s=round(duration_s, 2),
+        resumed=resumed,
     )
 
 

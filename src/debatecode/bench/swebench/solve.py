@@ -393,6 +393,7 @@ async def generate_predictions(
     listener: Callable[[HarnessEvent], None] | None = None,
     checker: CandidateChecker | None = None,
     options: SolveOptions | None = None,
+    jobs: int = 1,
 ) -> list[Prediction]:
     """Solve every instance with ``strategy`` and return one prediction each (an empty patch when none).
 
@@ -400,14 +401,18 @@ async def generate_predictions(
     ``checker`` runs the existing tests of ``debate`` candidates; by default the harness's sandbox
     (``HarnessChecker``). ``listener`` gets ``start``, ``step`` (retrieve, propose, tests, vote) and
     ``done`` events; ``done`` carries the record's status as its message. ``options`` sets
-    retrieval and retry sizes (``SolveOptions``).
+    retrieval and retry sizes (``SolveOptions``). ``jobs`` instances are solved at once
+    (``run_bounded``, on the caller's event loop), each with its own client and budget;
+    the predictions come back in the order of ``instances`` whatever order they finish in.
 
     Raises:
-        ConfigError: unknown strategy.
+        ConfigError: unknown strategy, or ``jobs`` below 1.
         UnknownModelError, ModelAuthError, ModelUnreachable, ModelRequestsDisabled: the model
             cannot answer at all (every instance would fail the same way).
         SandboxUnavailable: the engine does not answer (``debate`` checks).
     """
+    from debatecode.bench._jobs import run_bounded
+
     if strategy not in SOLVE_STRATEGIES:
         raise ConfigError(f"unknown solve strategy {strategy!r}; known: {', '.join(SOLVE_STRATEGIES)}")
     from debatecode.llm import validate_model
@@ -419,16 +424,22 @@ async def generate_predictions(
     where = out / "solve"
     where.mkdir(parents=True, exist_ok=True)
     name = model_name(strategy, config)
-    predictions: list[Prediction] = []
-    for instance in instances:
+    chosen = options or SolveOptions()
+    patches: dict[str, str] = {}
+
+    async def solve_one(instance: SWEBenchInstance) -> None:
         if listener is not None:
             listener(HarnessEvent("start", instance.instance_id, name))
-        record = await _solve_one(harness, instance, config, strategy, checker, listener, options or SolveOptions())
+        record = await _solve_one(harness, instance, config, strategy, checker, listener, chosen)
         (where / f"{instance.instance_id}.json").write_text(record.model_dump_json(indent=2), encoding="utf-8")
-        predictions.append(
-            Prediction(instance_id=instance.instance_id, model_name_or_path=name, model_patch=record.model_patch)
-        )
+        patches[instance.instance_id] = record.model_patch
         if listener is not None:
             listener(HarnessEvent("done", instance.instance_id, name, record.status))
+
+    await run_bounded(list(instances), jobs, solve_one)
+    predictions = [
+        Prediction(instance_id=instance.instance_id, model_name_or_path=name, model_patch=patches[instance.instance_id])
+        for instance in instances
+    ]
     write_predictions(where / "predictions.jsonl", predictions)
     return predictions
