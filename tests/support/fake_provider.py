@@ -16,6 +16,9 @@ function of the request), an HTTP ``status`` (optionally with ``Retry-After``),
 ``Content-Length`` the body never reaches), ``truncated_stream`` (a chunked or
 SSE reply cut before its end), ``malformed_json`` and ``empty_choices``.
 Every request is logged in ``requests`` with the time it arrived.
+
+``python -m tests.support.fake_provider`` runs it as a process of its own
+that another process drives over stdin (``main``); the challenges do that.
 """
 
 from __future__ import annotations
@@ -300,3 +303,97 @@ def _handler_for(state: _State) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
 
     return Handler
+
+
+# --- as a process: ``python -m tests.support.fake_provider`` -------------------------------------------------
+
+_FAULT_WORDS: dict[str, Callable[[], Behaviour]] = {
+    "truncated_body": truncated_body,
+    "truncated_stream": truncated_stream,
+    "malformed_json": malformed_json,
+    "empty_choices": empty_choices,
+}
+
+
+def _slow_reply(text: str, delay: float) -> Reply:
+    """``text``, written ``delay`` seconds after the request arrived (a slow model, not a timeout)."""
+
+    def reply(body: dict[str, Any]) -> str:
+        time.sleep(delay)
+        return text
+
+    return reply if delay > 0 else text
+
+
+def parse_behaviour(word: str, reply: Reply) -> Behaviour:
+    """A behaviour from its word on the control channel.
+
+    ``answer`` (with ``reply``), an HTTP status such as ``503``, or ``429/0.5``
+    (with ``Retry-After: 0.5``), ``hang/SECONDS``, ``truncated_body``,
+    ``truncated_stream``, ``malformed_json`` or ``empty_choices``.
+
+    Raises:
+        ValueError: the word is none of these.
+    """
+    head, _, arg = word.partition("/")
+    if head == "answer" and not arg:
+        return answer(reply)
+    if head == "hang" and arg:
+        return hang(float(arg))
+    if head in _FAULT_WORDS and not arg:
+        return _FAULT_WORDS[head]()
+    if head.isdigit() and len(head) == 3:
+        return status(int(head), retry_after=float(arg) if arg else None)
+    raise ValueError(
+        f"unknown behaviour {word!r}: answer, an HTTP status (503, 429/0.5), hang/S or {sorted(_FAULT_WORDS)}"
+    )
+
+
+def _command(provider: FakeProvider, line: str, reply: Reply) -> str:
+    """Carry out one control line and return its one-line answer."""
+    line = line.strip()
+    verb, *words = line.split()
+    if verb == "enqueue" and words:
+        provider.enqueue(*(parse_behaviour(word, reply) for word in words))
+        return "ok"
+    if verb == "default" and len(words) == 1:
+        provider.default = parse_behaviour(words[0], reply)
+        return "ok"
+    if verb == "requests" and not words:
+        seen = [{"at": r.at, "kind": r.behaviour.kind, "status": r.behaviour.status_code} for r in provider.requests]
+        return json.dumps(seen)
+    raise ValueError(f"unknown command {line!r}: enqueue B..., default B, requests or quit")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve as a process that other processes drive over stdin, one command a line.
+
+    The first line on stdout is the ``api_base``. Then each command on stdin
+    gets one line back: ``enqueue B...`` and ``default B`` answer ``ok``,
+    ``requests`` answers a JSON list of ``{"at", "kind", "status"}`` (one per
+    request so far), a bad command answers ``error: ...``. ``quit`` or the end
+    of stdin stops the server. ``B`` is a behaviour word (``parse_behaviour``).
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tests.support.fake_provider", description=main.__doc__)
+    parser.add_argument("--reply-file", type=argparse.FileType(encoding="utf-8"), help="text of every answer")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds each answer takes to write")
+    parser.add_argument("--default", default="answer", help="behaviour once the queue is empty")
+    args = parser.parse_args(argv)
+    reply = _slow_reply(args.reply_file.read() if args.reply_file else "ok", args.delay)
+    with FakeProvider(default=parse_behaviour(args.default, reply)) as provider:
+        print(provider.api_base, flush=True)
+        for line in sys.stdin:
+            if line.strip() == "quit":
+                break
+            if not line.strip():
+                continue
+            try:
+                print(_command(provider, line, reply), flush=True)
+            except ValueError as exc:
+                print(f"error: {exc}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
