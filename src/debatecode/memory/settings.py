@@ -40,7 +40,7 @@ class ReflexionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     enabled: bool = True
-    """Let agents reflect on failed tests and retry with their reflections in context."""
+    """Let agents reflect on failed tests and retry with their reflections in context (inside a debate). The `reflexion` strategy always reflects: it is the strategy itself."""
     max_attempts: int = Field(default=3, ge=1)
     """Reflect-and-retry attempts per candidate at most."""
     confidence_threshold: float = Field(default=0.9, ge=0.0, le=1.0)
