@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -18,6 +20,7 @@ from debatecode.cli.common import console, reporting_errors, setup_logging
 
 if TYPE_CHECKING:
     from debatecode.bench.swebench import HarnessEvent, Prediction, RunSummary, SWEBenchHarness, SWEBenchInstance
+    from debatecode.bench.swebench.predictions import ResumePlan
     from debatecode.config import DebateConfig
 
 __all__ = ["swebench"]
@@ -195,11 +198,12 @@ async def _solve_and_grade(
     jobs: int,
     run_id: str,
 ) -> RunSummary:
-    from debatecode.bench.swebench import SWEBenchHarness, write_predictions
+    from debatecode.bench.swebench import SWEBenchHarness
+    from debatecode.bench.swebench.predictions import PREDICTIONS_FILE
     from debatecode.errors import ConfigError
 
     try:
-        from debatecode.bench.swebench.solve import generate_predictions
+        from debatecode.bench.swebench.solve import generate_predictions, model_name
     except ImportError as exc:
         raise ConfigError(
             "solve mode is not available in this installation (debatecode.bench.swebench.solve is missing); "
@@ -210,11 +214,19 @@ async def _solve_and_grade(
         harness.check_inputs([instance.instance_id for instance in chosen])
         with _progress() as progress:
             display = _Display(progress, f"solving ({strategy})", len(chosen))
+            path = out / PREDICTIONS_FILE
+            name = model_name(strategy, config)
             solved = await generate_predictions(
-                harness, chosen, config=config, strategy=strategy, out=out, listener=display, jobs=jobs
+                harness,
+                chosen,
+                config=config,
+                strategy=strategy,
+                out=out,
+                listener=display,
+                jobs=jobs,
+                on_resume=lambda plan: _print_resume(plan, path, name, progress.console),
             )
-        path = write_predictions(out / "predictions.jsonl", solved)
-        console.print(f"{len(solved)} predictions written to {path}")
+        console.print(f"{len(solved)} predictions written to {path}", soft_wrap=True)
         return await _grade(
             chosen,
             solved,
@@ -227,6 +239,28 @@ async def _solve_and_grade(
         )
     finally:
         await harness.aclose()
+
+
+def _print_resume(plan: ResumePlan, path: Path, model: str, target: Console) -> None:
+    """What solving takes from an earlier run's ``path``: reused, replaced and retried predictions.
+
+    Says nothing when ``path`` held no prediction of this run's instances.
+    """
+    if not (plan.reused or plan.replaced or plan.retried):
+        return
+    target.print(f"resumed {len(plan.reused)} of {plan.total} predictions from {path}", soft_wrap=True)
+    if plan.replaced:
+        by_model = Counter(entry.prediction.model_name_or_path for entry in plan.replaced)
+        made = ", ".join(
+            f"{count} by {name}" + (", other settings" if name == model else "") for name, count in by_model.items()
+        )
+        target.print(
+            f"[yellow]replaced {len(plan.replaced)} earlier prediction(s) made with another model, strategy or "
+            f"settings ({escape(made)}); solving their instances again[/]",
+            soft_wrap=True,
+        )
+    if plan.retried:
+        target.print(f"solving {len(plan.retried)} instance(s) again whose earlier solve failed (status error)")
 
 
 def summary_table(summary: RunSummary) -> Table:

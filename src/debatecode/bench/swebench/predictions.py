@@ -4,23 +4,58 @@ A predictions file is a JSON list, a JSON object keyed by instance id, or JSONL.
 Two names stand for generated predictions: ``gold`` (every instance's reference
 ``patch``) and ``empty`` (an empty patch each: the negative control). One file may
 hold predictions of several models; each (model, instance) pair is graded once.
+
+Solve mode keeps its predictions in such a file too, one line appended per solved
+instance (``SolvedPrediction``). Each line carries an extra ``debatecode`` key
+(``schema_version``, ``fingerprint``, ``status``) that swebench's reader and
+``load_predictions`` ignore; ``plan_resume`` decides from it which lines a re-run
+reuses.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from debatecode.bench.swebench.dataset import SWEBenchInstance, read_records
 from debatecode.bench.swebench.errors import SWEBenchInputError
 
-__all__ = ["EMPTY", "GOLD", "Prediction", "load_predictions", "write_predictions"]
+__all__ = [
+    "EMPTY",
+    "GOLD",
+    "PREDICTIONS_FILE",
+    "SOLVED_KEY",
+    "SOLVED_SCHEMA_VERSION",
+    "Prediction",
+    "ResumePlan",
+    "SolvedPrediction",
+    "append_solved",
+    "load_predictions",
+    "plan_resume",
+    "read_solved",
+    "rewrite_solved",
+    "write_predictions",
+]
+
+logger = logging.getLogger(__name__)
 
 GOLD = "gold"
 EMPTY = "empty"
+PREDICTIONS_FILE = "predictions.jsonl"
+"""Solve mode's ``<out>/predictions.jsonl``: a line per solved instance, from which a re-run resumes."""
+SOLVED_KEY = "debatecode"
+"""The extra key of a solved prediction's line: ``{"schema_version", "fingerprint", "status"}``."""
+SOLVED_SCHEMA_VERSION = 1
+"""Version of the ``debatecode`` key's contents."""
+_SOLVED_AGAIN = frozenset({"error"})
+"""Statuses whose prediction a re-run does not reuse: the instance could not be set up, so it is solved again."""
 
 
 class Prediction(BaseModel):
@@ -113,3 +148,121 @@ def write_predictions(path: Path, predictions: Sequence[Prediction]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(p.model_dump()) + "\n" for p in predictions), encoding="utf-8")
     return path
+
+
+@dataclass(frozen=True)
+class SolvedPrediction:
+    """One line of a solve run's predictions file: the prediction and what makes it reusable.
+
+    ``fingerprint`` is None for a line without the ``debatecode`` key (written by
+    another tool, or by hand); such a line is never reused. ``line`` is the stored
+    JSON text (no newline), written back as it is when the line is kept.
+    """
+
+    prediction: Prediction
+    fingerprint: str | None
+    status: str
+    line: str
+
+    @classmethod
+    def of(cls, prediction: Prediction, fingerprint: str, status: str) -> SolvedPrediction:
+        """A new line: the prediction's three SWE-bench fields, then the ``debatecode`` key."""
+        extra = {"schema_version": SOLVED_SCHEMA_VERSION, "fingerprint": fingerprint, "status": status}
+        line = json.dumps({**prediction.model_dump(), SOLVED_KEY: extra})
+        return cls(prediction=prediction, fingerprint=fingerprint, status=status, line=line)
+
+    @property
+    def instance_id(self) -> str:
+        """The prediction's instance."""
+        return self.prediction.instance_id
+
+
+def _parse_solved(line: str) -> SolvedPrediction | None:
+    try:
+        record: Any = json.loads(line)
+        prediction = Prediction.model_validate(record)
+    except (json.JSONDecodeError, ValidationError):
+        return None
+    extra = record.get(SOLVED_KEY)
+    fingerprint = extra.get("fingerprint") if isinstance(extra, dict) else None
+    status = extra.get("status") if isinstance(extra, dict) else None
+    return SolvedPrediction(
+        prediction=prediction,
+        fingerprint=fingerprint if isinstance(fingerprint, str) and fingerprint else None,
+        status=status if isinstance(status, str) else "ok",
+        line=line,
+    )
+
+
+def read_solved(path: Path) -> list[SolvedPrediction]:
+    """The lines of a solve run's predictions file, in file order (empty when there is no such file).
+
+    Lines that are not predictions (a torn last line from a killed run, hand edits)
+    are skipped with a warning, and dropped when the file is rewritten.
+    """
+    if not path.is_file():
+        return []
+    solved: list[SolvedPrediction] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        entry = _parse_solved(line)
+        if entry is None:
+            logger.warning("%s:%d: not a prediction; ignored", path, number)
+            continue
+        solved.append(entry)
+    return solved
+
+
+def append_solved(path: Path, entry: SolvedPrediction) -> None:
+    """Append ``entry`` to ``path`` as one whole line (call from the event loop's thread only)."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(entry.line + "\n")
+        handle.flush()
+
+
+def rewrite_solved(path: Path, entries: Sequence[SolvedPrediction]) -> Path:
+    """Replace ``path`` with ``entries``, one line each, atomically (a kill leaves the old file or the new one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text("".join(entry.line + "\n" for entry in entries), encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """What an earlier run's predictions file gives a run of the instances of ``fingerprints``."""
+
+    total: int
+    """Instances in this run."""
+    reused: dict[str, SolvedPrediction] = field(default_factory=dict)
+    """By instance id: the earlier line made with the same fingerprint, which stands."""
+    replaced: list[SolvedPrediction] = field(default_factory=list)
+    """Earlier lines of this run's instances made with another fingerprint (model, strategy, settings)."""
+    retried: list[SolvedPrediction] = field(default_factory=list)
+    """Earlier lines of this run's instances with the same fingerprint whose solve failed (status ``error``)."""
+    kept: list[SolvedPrediction] = field(default_factory=list)
+    """Lines of instances outside this run, kept as they are."""
+
+
+def plan_resume(entries: Sequence[SolvedPrediction], fingerprints: Mapping[str, str]) -> ResumePlan:
+    """Sort an earlier run's lines (``read_solved``) for a run of ``fingerprints`` (instance id -> fingerprint).
+
+    An instance's last line with its fingerprint and a status other than ``error``
+    is reused (an earlier copy of it is dropped); the instance's other lines are
+    replaced (another fingerprint, or none) or retried (``error``). Lines of
+    instances not in ``fingerprints`` are kept.
+    """
+    plan = ResumePlan(total=len(fingerprints))
+    for entry in entries:
+        wanted = fingerprints.get(entry.instance_id)
+        if wanted is None:
+            plan.kept.append(entry)
+        elif entry.fingerprint == wanted and entry.status not in _SOLVED_AGAIN:
+            plan.reused[entry.instance_id] = entry
+        elif entry.fingerprint == wanted:
+            plan.retried.append(entry)
+        else:
+            plan.replaced.append(entry)
+    return plan

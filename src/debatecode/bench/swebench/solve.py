@@ -27,17 +27,25 @@ never ``patch``, ``test_patch``, ``FAIL_TO_PASS``/``PASS_TO_PASS`` or
 ``config.token_budget``; when the budget runs out, the phases stop and the best
 candidate so far is the answer. ``<out>/solve/<instance_id>.json`` records
 tokens, calls, wall time, retrieval, candidates, ballots and the transcript.
+
+Solving resumes: ``<out>/predictions.jsonl`` gets a line as each instance
+finishes, with a fingerprint of the solve settings and the instance
+(``_fingerprint``). A re-run into the same ``out`` reuses each line made with
+the same fingerprint and solves only the other instances
+(``predictions.plan_resume``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +56,17 @@ from debatecode.bench.swebench.checking import CandidateChecker, CheckResult, Ha
 from debatecode.bench.swebench.dataset import SWEBenchInstance
 from debatecode.bench.swebench.edits import EditError, apply_edits, parse_edits, worktree_diff
 from debatecode.bench.swebench.harness import HarnessEvent, SWEBenchHarness
-from debatecode.bench.swebench.predictions import Prediction, write_predictions
+from debatecode.bench.swebench.predictions import (
+    PREDICTIONS_FILE,
+    Prediction,
+    ResumePlan,
+    SolvedPrediction,
+    append_solved,
+    plan_resume,
+    read_solved,
+    rewrite_solved,
+    write_predictions,
+)
 from debatecode.bench.swebench.repos import RepoMirror
 from debatecode.bench.swebench.retrieval import RetrievedFile, rank_files, read_repository
 from debatecode.config import DebateConfig
@@ -85,6 +103,8 @@ logger = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 """Version of ``<out>/solve/<instance_id>.json``."""
 SOLVE_STRATEGIES = ("single", "debate")
+_FINGERPRINT_VERSION = 1
+"""Changes whenever ``_fingerprint`` covers other settings, so that older predictions are solved again."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +178,37 @@ def _author_model(config: DebateConfig, index: int) -> str:
 
 def _authors(config: DebateConfig, strategy: str) -> int:
     return 1 if strategy == "single" else config.agents
+
+
+def _fingerprint(
+    instance: SWEBenchInstance, config: DebateConfig, strategy: str, options: SolveOptions | None = None
+) -> str:
+    """The SHA-256 of what decides an instance's solve: equal settings and instance, equal fingerprints.
+
+    It covers the strategy; each author's model, temperature and seed (the roster's
+    choices, so ``model``, ``models.generator``, ``agent_models``, ``agents``,
+    ``llm.temperature`` and ``llm.seed`` count only as far as they change those);
+    ``llm.max_tokens`` and ``llm.prompt_style``; ``token_budget``; the voting
+    method (``debate`` only); the ``SolveOptions``; and every field of the instance.
+    Settings that do not change a solve (store, paths, ``max_concurrency``,
+    ``api_base``, jobs) do not count.
+    """
+    authors = []
+    for index in range(_authors(config, strategy)):
+        temperature, seed = author_sampling(config, index)
+        authors.append({"model": _author_model(config, index), "temperature": temperature, "seed": seed})
+    document = {
+        "version": _FINGERPRINT_VERSION,
+        "strategy": strategy,
+        "authors": authors,
+        "max_tokens": config.llm.max_tokens,
+        "prompt_style": config.llm.prompt_style,
+        "token_budget": config.token_budget,
+        "voting": config.convergence.voting if strategy == "debate" else None,
+        "options": asdict(options or SolveOptions()),
+        "instance": instance.model_dump(mode="json"),
+    }
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 class _InstanceSolver:
@@ -394,21 +445,39 @@ async def generate_predictions(
     checker: CandidateChecker | None = None,
     options: SolveOptions | None = None,
     jobs: int = 1,
+    on_resume: Callable[[ResumePlan], None] | None = None,
 ) -> list[Prediction]:
     """Solve every instance with ``strategy`` and return one prediction each (an empty patch when none).
 
-    Writes ``<out>/solve/<instance_id>.json`` per instance and ``<out>/solve/predictions.jsonl``.
-    ``checker`` runs the existing tests of ``debate`` candidates; by default the harness's sandbox
-    (``HarnessChecker``). ``listener`` gets ``start``, ``step`` (retrieve, propose, tests, vote) and
-    ``done`` events; ``done`` carries the record's status as its message. ``options`` sets
-    retrieval and retry sizes (``SolveOptions``). ``jobs`` instances are solved at once
-    (``run_bounded``, on the caller's event loop), each with its own client and budget;
-    the predictions come back in the order of ``instances`` whatever order they finish in.
+    Resumes: ``<out>/predictions.jsonl`` (``PREDICTIONS_FILE``) gets a line as each
+    instance finishes, with its status and a fingerprint of the settings that decide a
+    solve (strategy, each author's model, temperature and seed, ``token_budget``,
+    the voting method, ``options``...) and of the instance. An instance whose
+    earlier line has the same fingerprint, and a status other than ``error``, is not
+    solved again; earlier lines of this run's instances with another fingerprint
+    (another model, strategy, budget...) are dropped, and their instances solved.
+    Lines of other instances stay. ``on_resume`` hears that plan (``ResumePlan``)
+    before any instance is solved. When every instance is done, the file is rewritten
+    in a fixed order: the other instances' lines, then this run's, in the order of
+    ``instances``.
+
+    Writes ``<out>/solve/<instance_id>.json`` per instance solved and
+    ``<out>/solve/predictions.jsonl`` (this run's predictions, in SWE-bench's format
+    only). ``checker`` runs the existing tests of ``debate`` candidates; by default
+    the harness's sandbox (``HarnessChecker``). ``listener`` gets ``start``, ``step``
+    (retrieve, propose, tests, vote) and ``done`` events; ``done`` carries the
+    record's status as its message, and an instance resumed from an earlier run gets
+    only ``done``, with the message ``resumed``. ``options`` sets retrieval and
+    retry sizes (``SolveOptions``). ``jobs`` instances are solved at once
+    (``run_bounded``, on the caller's event loop, which alone appends the lines),
+    each with its own client and budget; the predictions come back in the order of
+    ``instances`` whatever order they finish in.
 
     Raises:
         ConfigError: unknown strategy, or ``jobs`` below 1.
         UnknownModelError, ModelAuthError, ModelUnreachable, ModelRequestsDisabled: the model
-            cannot answer at all (every instance would fail the same way).
+            cannot answer at all (every instance would fail the same way). The instances
+            finished before stay in ``<out>/predictions.jsonl``.
         SandboxUnavailable: the engine does not answer (``debate`` checks).
     """
     from debatecode.bench._jobs import run_bounded
@@ -425,21 +494,36 @@ async def generate_predictions(
     where.mkdir(parents=True, exist_ok=True)
     name = model_name(strategy, config)
     chosen = options or SolveOptions()
-    patches: dict[str, str] = {}
+    journal = out / PREDICTIONS_FILE
+    fingerprints = {i.instance_id: _fingerprint(i, config, strategy, chosen) for i in instances}
+    plan = plan_resume(read_solved(journal), fingerprints)
+    # Only the lines that stand remain, so the file never holds two predictions of one instance.
+    rewrite_solved(journal, [*plan.kept, *plan.reused.values()])
+    if on_resume is not None:
+        on_resume(plan)
+    solved: dict[str, SolvedPrediction] = dict(plan.reused)
+    if listener is not None:
+        for instance in instances:
+            if instance.instance_id in plan.reused:
+                listener(HarnessEvent("done", instance.instance_id, name, "resumed"))
 
     async def solve_one(instance: SWEBenchInstance) -> None:
         if listener is not None:
             listener(HarnessEvent("start", instance.instance_id, name))
         record = await _solve_one(harness, instance, config, strategy, checker, listener, chosen)
         (where / f"{instance.instance_id}.json").write_text(record.model_dump_json(indent=2), encoding="utf-8")
-        patches[instance.instance_id] = record.model_patch
+        prediction = Prediction(
+            instance_id=instance.instance_id, model_name_or_path=name, model_patch=record.model_patch
+        )
+        entry = SolvedPrediction.of(prediction, fingerprints[instance.instance_id], record.status)
+        append_solved(journal, entry)
+        solved[instance.instance_id] = entry
         if listener is not None:
             listener(HarnessEvent("done", instance.instance_id, name, record.status))
 
-    await run_bounded(list(instances), jobs, solve_one)
-    predictions = [
-        Prediction(instance_id=instance.instance_id, model_name_or_path=name, model_patch=patches[instance.instance_id])
-        for instance in instances
-    ]
+    await run_bounded([i for i in instances if i.instance_id not in plan.reused], jobs, solve_one)
+    ordered = [solved[instance.instance_id] for instance in instances]
+    rewrite_solved(journal, [*plan.kept, *ordered])
+    predictions = [entry.prediction for entry in ordered]
     write_predictions(where / "predictions.jsonl", predictions)
     return predictions
