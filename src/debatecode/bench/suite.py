@@ -10,6 +10,7 @@ stopped; each vote sample is a session of its own, in ``vote-samples.jsonl``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,13 @@ class HumanEvalRun:
     max_attempts: int = 10
     """The highest Reflexion attempt cap spend matching may run."""
     jobs: int | None = None
-    """Sessions run at once; default ``min(cpu_count, 4)``, or 1 with a ``local/...`` model (``_jobs.default_jobs``)."""
+    """Sessions run at once; default ``min(cpu_count, 4)``, or 1 with a ``local/...`` model (``_jobs.default_jobs``).
+
+    With ``executor="ray"``: Ray tasks in flight; default the cluster's CPUs (its nodes with a local model)."""
+    executor: str = "local"
+    """``local``: sessions on this event loop. ``ray``: each session a Ray task (``debatecode.bench._ray``)."""
+    ray_address: str | None = None
+    """With ``executor="ray"``: the cluster to join; default ``RAY_ADDRESS``, else a Ray instance of this machine."""
 
 
 def run_humaneval(problems: list[dict[str, Any]], setup: HumanEvalRun, console: Console | None = None) -> Path:
@@ -57,10 +64,13 @@ def run_humaneval(problems: list[dict[str, Any]], setup: HumanEvalRun, console: 
     The whole run, with its progress bar, shares one event loop (``debatecode.run_sync``),
     one sandbox (so Docker's warm pool serves every problem) and one store, closed at
     the end; each session gets a model client of its own. ``setup.jobs`` sessions run
-    at once; with several, the progress bar names the session started last.
+    at once; with several, the progress bar names the session started last. With
+    ``setup.executor == "ray"`` the sessions are Ray tasks, each building its own
+    services; this process only records their results.
 
     Raises:
         UnknownModelError, ConfigError, SandboxUnavailable, StoreError: before the first problem runs.
+        ClusterUnreachable: ``setup.ray_address`` does not answer.
     """
     from debatecode._api import run_sync
 
@@ -73,10 +83,15 @@ def run_humaneval(problems: list[dict[str, Any]], setup: HumanEvalRun, console: 
 
 async def _run(problems: list[dict[str, Any]], setup: HumanEvalRun, pending: int, console: Console | None) -> None:
     """The ``pending`` (problem, strategy) pairs left, then spend matching, under a progress bar naming each session."""
-    from debatecode._api import build_services
+    from debatecode._api import Services, build_services
     from debatecode.bench._humaneval_run import run_humaneval_async
+    from debatecode.bench._jobs import LOCAL, check_executor
 
-    async with build_services(setup.base, sandbox_backend=setup.sandbox) as services:
+    check_executor(setup.executor, setup.ray_address)
+    async with contextlib.AsyncExitStack() as stack:
+        services: Services | None = None
+        if setup.executor == LOCAL:  # Ray's workers build services of their own
+            services = await stack.enter_async_context(build_services(setup.base, sandbox_backend=setup.sandbox))
         with Progress(
             TextColumn("[bold]humaneval"),
             BarColumn(),
@@ -112,4 +127,6 @@ async def _run(problems: list[dict[str, Any]], setup: HumanEvalRun, pending: int
                 max_attempts=setup.max_attempts,
                 on_stage=stage,
                 jobs=setup.jobs,
+                executor=setup.executor,
+                ray_address=setup.ray_address,
             )

@@ -8,18 +8,27 @@ calls and mean wall time.
 
 ``jobs`` runs go at once (``--jobs N``; default ``_jobs.default_jobs``: 1 with a
 ``local/...`` model, else ``min(cpu_count, 4)``); runs start in grid order and the
-report lists them in that order whatever order they finish in.
+report lists them in that order whatever order they finish in. Each run is a
+``WorkItem`` (``sweep_run``), so ``executor="ray"`` runs them as Ray tasks
+(``_ray``), each building its own services; results come back here.
+
+A sweep resumes: every finished run is appended to ``runs.jsonl`` at once, with a
+fingerprint of its config and task. Running the same sweep into the same folder
+again skips every run whose fingerprint is there and reports it as recorded, so an
+interrupted sweep loses only the runs in flight, and a sweep extended with more
+values runs only the new ones.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import statistics
 import time
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +40,16 @@ from debatecode.errors import ConfigError
 
 if TYPE_CHECKING:
     from debatecode._api import Services
+    from debatecode.bench._jobs import Executor, WorkItem
     from debatecode.config import DebateConfig
     from debatecode.sandbox.base import Sandbox
     from debatecode.store.repository import SessionStore
     from debatecode.task import Task
 
-__all__ = ["SweepReport", "SweepRun", "parse_sets", "run_sweep"]
+__all__ = ["RUNS_FILE", "SweepReport", "SweepRun", "parse_sets", "run_sweep", "sweep_run"]
+
+RUNS_FILE = "runs.jsonl"
+"""One line per finished run (its ``SweepRun`` and ``fingerprint``), appended as it finishes; read on resume."""
 
 
 def parse_sets(sets: Sequence[str]) -> dict[str, list[Any]]:
@@ -85,6 +98,12 @@ class SweepReport:
     markdown_path: Path = Path()
     plot_path: Path = Path()
     jsonl_path: Path = Path()
+    executor: str = "local"
+    """Where the runs ran: ``local`` (this event loop) or ``ray`` (Ray tasks)."""
+    ray_address: str | None = None
+    """With ``executor="ray"``: the cluster joined (None: ``RAY_ADDRESS``, else a Ray instance of this machine)."""
+    recorded: int = 0
+    """Runs an earlier sweep into the same folder had finished, taken from ``runs.jsonl`` instead of run again."""
 
     def rows(self) -> list[dict[str, Any]]:
         """Per combination: runs, pass rate, mean test pass rate, tokens, calls, seconds."""
@@ -128,6 +147,35 @@ def _slug(values: dict[str, Any]) -> str:
     return "_".join(f"{k.split('.')[-1]}-{v}" for k, v in values.items()).replace("/", "-") or "default"
 
 
+@dataclass(frozen=True)
+class _PlannedRun:
+    """One run of the grid, before it runs: what ``sweep_run`` gets, and how ``runs.jsonl`` knows it."""
+
+    values: dict[str, Any]
+    config: DebateConfig
+    """The combination's config, with the run's own output folder."""
+    task: Task
+    path: Path
+    repeat: int
+    """1-based."""
+
+    @property
+    def fingerprint(self) -> str:
+        """The run's config and task: a recorded run with the same fingerprint is this run."""
+        text = self.config.model_dump_json() + self.task.text_hash + str(self.repeat)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def label(self) -> str:
+        return f"{_slug(self.values)} · {self.path.stem} · run {self.repeat}"
+
+
+def _position(run: SweepRun | _PlannedRun) -> tuple[str, str, int]:
+    """What places a run in the grid: its values, task file name and repeat."""
+    task = run.task if isinstance(run, SweepRun) else run.path.name
+    return json.dumps(run.values, sort_keys=True, default=str), task, run.repeat
+
+
 def run_sweep(
     tasks: Sequence[Path],
     grid: dict[str, list[Any]],
@@ -139,6 +187,8 @@ def run_sweep(
     config_file: Path | None = None,
     console: Console | None = None,
     jobs: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> SweepReport:
     """Run every task once per combination of ``grid`` values (``repeat`` times) and write the report.
 
@@ -154,49 +204,141 @@ def run_sweep(
     ``min(cpu_count, 4)``. ``report.runs`` is in grid order either way. Lessons kept
     across runs (``memory.wisdom``) make a run depend on which runs finished first.
 
+    With ``executor="ray"`` each run is a Ray task whose worker builds its own model
+    client, sandbox and store from the run's config (``debatecode.bench._ray``);
+    ``jobs`` then defaults to the cluster's CPUs, and ``ray_address`` picks the
+    cluster (default ``RAY_ADDRESS``, else a Ray instance of this machine; a cluster
+    needs a shared PostgreSQL ``store_url``).
+
+    Runs already in ``out / runs.jsonl`` with the same config and task (an earlier,
+    interrupted or smaller sweep into ``out``) are not run again; the report counts
+    them (``report.recorded``).
+
     Raises:
-        ConfigError: an unknown key or invalid value in the grid, or ``jobs`` below 1
-            (checked before anything runs).
+        ConfigError: an unknown key or invalid value in the grid, ``jobs`` below 1, an unknown
+            executor, or a Ray setup that cannot work (checked before anything runs).
         TaskError: a task file is missing or malformed (checked before anything runs).
         UnknownModelError, SandboxUnavailable, StoreError: a combination cannot run here
             (checked before anything runs).
+        ClusterUnreachable: ``ray_address`` does not answer.
     """
     from debatecode._api import run_sync
-    from debatecode.bench._jobs import resolve_jobs
+    from debatecode.bench._jobs import RAY, check_executor, resolve_jobs
     from debatecode.config import load_config
     from debatecode.task import load_task
 
+    check_executor(executor, ray_address)
     parsed = [load_task(path) for path in tasks]
     combos = _combinations(grid)
     base: dict[str, Any] = {"model": model, "sandbox.backend": sandbox, "checkpoints.enabled": False}
     configs = [load_config(config_file, {**base, **combo}) for combo in combos]  # validates every value up front
-    workers = min(resolve_jobs(jobs, config) for config in configs)
+    if executor == RAY:
+        workers = resolve_jobs(jobs, configs[0]) if jobs is not None else None  # Ray's default: the cluster's CPUs
+    else:
+        workers = min(resolve_jobs(jobs, config) for config in configs)
     out.mkdir(parents=True, exist_ok=True)
-    report = SweepReport(grid=grid, command=_command(tasks, grid, model, sandbox, out, repeat))
-    runs = [
-        (combo, config, task, path, index)
+    report = SweepReport(
+        grid=grid,
+        command=_command(tasks, grid, model, sandbox, out, repeat, executor, ray_address),
+        executor=executor,
+        ray_address=ray_address,
+    )
+    planned = [
+        _PlannedRun(
+            values=combo,
+            config=config.model_copy(update={"out": out / _slug(combo) / f"{path.stem}-{index + 1}"}),
+            task=task,
+            path=path,
+            repeat=index + 1,
+        )
         for combo, config in zip(combos, configs, strict=True)
         for task, path in zip(parsed, tasks, strict=True)
         for index in range(repeat)
     ]
-    run_sync(lambda: _run_all(report, runs, configs, out, console, workers))
+    recorded = _recorded_runs(out / RUNS_FILE)
+    report.runs = [recorded[run.fingerprint] for run in planned if run.fingerprint in recorded]
+    report.recorded = len(report.runs)
+    pending = [run for run in planned if run.fingerprint not in recorded]
+    try:
+        run_sync(lambda: _run_all(report, pending, configs, out, console, workers))
+    finally:
+        order = {_position(run): index for index, run in enumerate(planned)}
+        report.runs.sort(key=lambda run: order[_position(run)])
     _write(report, out)
     return report
 
 
+def _recorded_runs(path: Path) -> dict[str, SweepRun]:
+    """The runs of ``runs.jsonl`` by fingerprint (the first line of a fingerprint wins)."""
+    runs: dict[str, SweepRun] = {}
+    if not path.is_file():
+        return runs
+    names = {f.name for f in fields(SweepRun)}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            runs.setdefault(str(record["fingerprint"]), SweepRun(**{k: v for k, v in record.items() if k in names}))
+    return runs
+
+
+def _append(path: Path, record: Mapping[str, Any]) -> None:
+    # On the event loop's thread only, between awaits: concurrent runs append whole lines, one after the other.
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+async def sweep_run(
+    services: Services,
+    config: DebateConfig,
+    *,
+    task: Mapping[str, Any],
+    task_name: str,
+    values: Mapping[str, Any],
+    repeat: int,
+) -> dict[str, Any]:
+    """One run of a sweep (``task`` as ``Task.model_dump(mode="json")``), as a ``SweepRun`` dict.
+
+    A ``WorkItem``'s work: it runs on this event loop or in a Ray worker, and writes no results file.
+    """
+    from debatecode._api import solve_async
+    from debatecode.task import Task
+
+    started = time.monotonic()
+    result = await solve_async(Task.model_validate(dict(task)), config, services=services)
+    turns = services.store.turns(result.session.id)
+    run = SweepRun(
+        values=dict(values),
+        task=task_name,
+        repeat=repeat,
+        session_id=result.session.id,
+        status=result.status,
+        passed=result.passed,
+        total=result.total,
+        all_passed=result.all_passed,
+        tokens=result.session.prompt_tokens + result.session.completion_tokens,
+        calls=sum(1 for t in turns if t.provider not in ("tool", "human", "")),
+        seconds=round(time.monotonic() - started, 2),
+    )
+    return asdict(run)
+
+
 async def _run_all(
     report: SweepReport,
-    runs: Sequence[tuple[dict[str, Any], DebateConfig, Task, Path, int]],
+    runs: Sequence[_PlannedRun],
     configs: Sequence[DebateConfig],
     out: Path,
     console: Console | None,
-    jobs: int = 1,
+    jobs: int | None = 1,
 ) -> None:
-    """Run ``runs`` (values, config, task, its path, repeat index), ``jobs`` at once, adding each to ``report`` in order."""
-    from debatecode._api import solve_async
-    from debatecode.bench._jobs import run_bounded
+    """Run ``runs``, ``jobs`` at once, where ``report.executor`` says; record each in ``runs.jsonl`` and ``report``.
 
-    async with _SharedServices(configs) as shared:
+    ``jobs`` ``None`` is the Ray executor's default (the cluster's CPUs).
+    """
+    from debatecode.bench._jobs import WorkItem
+
+    if not runs:
+        return
+    async with _executor(report, configs, jobs) as executor:
         with Progress(
             TextColumn("[bold]sweep"),
             BarColumn(),
@@ -207,35 +349,48 @@ async def _run_all(
             transient=False,
         ) as progress:
             bar = progress.add_task("", total=len(runs))
-            finished: dict[int, SweepRun] = {}
 
-            async def one(position: int) -> None:
-                combo, config, task, path, index = runs[position]
-                progress.update(bar, description=f"{_slug(combo)} · {path.stem} · run {index + 1}")
-                run_config = config.model_copy(update={"out": out / _slug(combo) / f"{path.stem}-{index + 1}"})
-                started = time.monotonic()
-                async with shared.for_run(run_config) as services:
-                    result = await solve_async(task, run_config, services=services)
-                turns = services.store.turns(result.session.id)
-                finished[position] = SweepRun(
-                    values=combo,
-                    task=path.name,
-                    repeat=index + 1,
-                    session_id=result.session.id,
-                    status=result.status,
-                    passed=result.passed,
-                    total=result.total,
-                    all_passed=result.all_passed,
-                    tokens=result.session.prompt_tokens + result.session.completion_tokens,
-                    calls=sum(1 for t in turns if t.provider not in ("tool", "human", "")),
-                    seconds=round(time.monotonic() - started, 2),
-                )
+            def record(item: WorkItem, result: dict[str, Any]) -> list[WorkItem]:
+                planned: _PlannedRun = item.context
+                _append(out / RUNS_FILE, {**result, "fingerprint": planned.fingerprint})
+                report.runs.append(SweepRun(**result))
                 progress.advance(bar)
+                return []
 
-            try:
-                await run_bounded(range(len(runs)), jobs, one)
-            finally:
-                report.runs.extend(finished[position] for position in sorted(finished))
+            def started(item: WorkItem) -> None:
+                progress.update(bar, description=item.label)
+
+            items = [
+                WorkItem(
+                    sweep_run,
+                    run.config,
+                    {
+                        "task": run.task.model_dump(mode="json"),
+                        "task_name": run.path.name,
+                        "values": run.values,
+                        "repeat": run.repeat,
+                    },
+                    label=run.label,
+                    context=run,
+                )
+                for run in runs
+            ]
+            await executor.run(items, record, on_start=started)
+
+
+@contextlib.asynccontextmanager
+async def _executor(report: SweepReport, configs: Sequence[DebateConfig], jobs: int | None) -> AsyncIterator[Executor]:
+    """Ray's executor, or this loop's with the sweep's shared sandboxes and stores (closed after)."""
+    from debatecode.bench._jobs import RAY, LocalExecutor
+
+    if report.executor == RAY:
+        from debatecode.bench._ray import RayExecutor
+
+        async with RayExecutor.connect(configs, jobs=jobs, address=report.ray_address) as ray:
+            yield ray
+        return
+    async with _SharedServices(configs) as shared:
+        yield LocalExecutor(shared.for_run, jobs if jobs is not None else 1)
 
 
 class _SharedServices:
@@ -294,7 +449,14 @@ class _SharedServices:
 
 
 def _command(
-    tasks: Sequence[Path], grid: dict[str, list[Any]], model: str | None, sandbox: str | None, out: Path, repeat: int
+    tasks: Sequence[Path],
+    grid: dict[str, list[Any]],
+    model: str | None,
+    sandbox: str | None,
+    out: Path,
+    repeat: int,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> str:
     parts = ["debatecode sweep", *(str(t) for t in tasks)]
     parts += [f"--set {k}={','.join(str(v) for v in values)}" for k, values in grid.items()]
@@ -304,6 +466,10 @@ def _command(
         parts.append(f"--sandbox {sandbox}")
     if repeat > 1:
         parts.append(f"--repeat {repeat}")
+    if executor != "local":
+        parts.append(f"--executor {executor}")
+    if ray_address:
+        parts.append(f"--ray-address {ray_address}")
     parts.append(f"--out {out}")
     return " ".join(parts)
 
@@ -317,10 +483,16 @@ def _write(report: SweepReport, out: Path) -> None:
     report.markdown_path.write_text(
         "# Sweep\n\n"
         f"Command: `{report.command}`\n\n"
-        f"{len(report.runs)} runs. Pass rate: share of runs whose final code passes every test.\n\n"
+        f"{len(report.runs)} runs{_recorded_note(report)}. Pass rate: share of runs whose final code passes every test.\n\n"
         f"{report.table_markdown()}\n\n![pass rate, tokens and time per value](sweep.png)\n",
         encoding="utf-8",
     )
+
+
+def _recorded_note(report: SweepReport) -> str:
+    if not report.recorded:
+        return ""
+    return f" ({report.recorded} recorded by an earlier run of this sweep, in {RUNS_FILE})"
 
 
 def _plot(report: SweepReport, path: Path) -> None:

@@ -77,7 +77,19 @@ def humaneval(
         "-j",
         min=1,
         help="Problems run at once (default: min(CPUs, 4); 1 with a local/ model, whose one loaded copy "
-        "queues their calls). With --predictions: samples checked at once (default: the sandbox's).",
+        "queues their calls). With --predictions: samples checked at once (default: the sandbox's). "
+        "With --executor ray: Ray tasks in flight (default: the cluster's CPUs; its nodes with a local/ model).",
+    ),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="Where sessions run: local (this process) or ray (Ray tasks; extra [ray]; see docs/scale-out.md).",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="With --executor ray: the cluster to join (auto, HOST:6379, ray://HOST:10001); default RAY_ADDRESS, "
+        "else a Ray instance of this machine. A cluster needs a PostgreSQL store_url.",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
 ) -> None:
@@ -126,6 +138,8 @@ def humaneval(
             max_vote_n=max_vote_n,
             max_attempts=max_attempts,
             jobs=jobs,
+            executor=executor,
+            ray_address=ray_address,
             command="debatecode bench humaneval "
             + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "humaneval"] else sys.argv[1:]),
         )

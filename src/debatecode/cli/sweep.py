@@ -22,7 +22,10 @@ def sweep(
     model: str | None = typer.Option(None, "--model", "-m", help="Model for every run (else the config's)."),
     sandbox: str | None = sandbox_option(),
     out: Path = typer.Option(
-        Path("sweep-out"), "--out", "-o", help="Folder for sweep.md, sweep.png, sweep.jsonl and each run's outputs."
+        Path("sweep-out"),
+        "--out",
+        "-o",
+        help="Folder for sweep.md, sweep.png, sweep.jsonl, runs.jsonl (read on a re-run) and each run's outputs.",
     ),
     repeat: int = typer.Option(
         1, "--repeat", min=1, help="Runs per task and value (different sessions; useful with sampling)."
@@ -35,11 +38,25 @@ def sweep(
         "--jobs",
         "-j",
         min=1,
-        help="Runs at once (default: min(CPUs, 4); 1 with a local/ model, whose one loaded copy queues their calls).",
+        help="Runs at once (default: min(CPUs, 4); 1 with a local/ model, whose one loaded copy queues their calls). "
+        "With --executor ray: Ray tasks in flight (default: the cluster's CPUs; its nodes with a local/ model).",
+    ),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="Where runs go: local (this process) or ray (Ray tasks; extra [ray]; see docs/scale-out.md).",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="With --executor ray: the cluster to join (auto, HOST:6379, ray://HOST:10001); default RAY_ADDRESS, "
+        "else a Ray instance of this machine. A cluster needs a PostgreSQL store_url.",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
 ) -> None:
     """Run TASKS once per value of each --set key (a grid when several), and report pass rate, tokens and time per value.
+
+    Re-running the same sweep into the same --out runs only the runs not in its runs.jsonl yet.
 
     Example: debatecode sweep examples/tasks/*.md --set reflexion.max_attempts=1,2,3 --set strategy=reflexion
     """
@@ -58,6 +75,8 @@ def sweep(
             config_file=config_file,
             console=console,
             jobs=jobs,
+            executor=executor,
+            ray_address=ray_address,
         )
     console.print(report.table_markdown())
     console.print(
