@@ -40,6 +40,7 @@ CHALLENGES = (
     "server_gate_sse",
     "design_debate",
     "reflexion_sweep",
+    "ray_benchmark",
 )
 
 

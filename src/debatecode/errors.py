@@ -23,7 +23,8 @@ distinct exit codes and advice::
         ├── SandboxError          the sandbox could not run a job
         │   └── SandboxUnavailable  the chosen backend is not usable here
         ├── StoreError            the session store failed
-        └── VersionControlError   the git worktree could not be updated
+        ├── VersionControlError   the git worktree could not be updated
+        └── ClusterUnreachable    the Ray cluster of --ray-address does not answer
 
 Errors carry context (model name, container id, file and line) as attributes
 and say what to do in their message.
@@ -44,6 +45,7 @@ TransientReason = Literal["rate_limit", "server_error", "timeout", "connection"]
 
 __all__ = [
     "BudgetExceeded",
+    "ClusterUnreachable",
     "ConfigError",
     "DebatecodeError",
     "ExitCode",
@@ -228,3 +230,15 @@ class StoreError(RunError):
 
 class VersionControlError(RunError):
     """The per-session git worktree could not be created or updated."""
+
+
+class ClusterUnreachable(RunError):
+    """The Ray cluster at ``--ray-address`` (or ``RAY_ADDRESS``) does not answer; ``address`` names it."""
+
+    def __init__(self, address: str, detail: str) -> None:
+        super().__init__(
+            f"the Ray cluster at {address} does not answer ({detail}). Start it (`ray start --head` on its head "
+            "node), check the address and that its port is open from here, or drop --ray-address to run on a "
+            "Ray instance of this machine."
+        )
+        self.address = address

