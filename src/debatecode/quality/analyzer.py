@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import hashlib
 import logging
+import threading
 import time
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 from debatecode.quality._bandit import BanditFailed, bandit_version, run_bandit
@@ -31,6 +35,8 @@ __all__ = ["analyze", "analyze_async"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_FILENAME = "candidate.py"
+CACHE_SIZE = 256
+"""How many measured code versions ``analyze`` keeps, so a repeated version is not measured again."""
 
 
 def _parse_error(code: str, filename: str) -> str | None:
@@ -68,6 +74,10 @@ def analyze(
     and security, and its ``parse_error`` says why. A tool that fails to run
     is recorded in ``tool_errors`` and its sub-scores are left out.
 
+    The tools' findings for a code version are kept in process (the latest
+    ``CACHE_SIZE``), so the same code, file name and settings are measured
+    once; the score is still computed from this call's ``test_pass_rate``.
+
     Raises:
         ValueError: ``test_pass_rate`` is outside 0-1.
     """
@@ -75,11 +85,106 @@ def analyze(
         raise ValueError(f"test_pass_rate must be between 0 and 1, got {test_pass_rate}")
     settings = settings or QualitySettings()
     started = time.perf_counter()
-    components: dict[str, float] = {}
-    tool_errors: dict[str, str] = {}
+    measured = _measure_cached(code, settings, filename, cwd)
+    components = dict(measured.components)
     if test_pass_rate is not None:
         components["tests"] = test_pass_rate
+    components = {name: round(components[name], 4) for name in settings.weights() if name in components}
+    return QualityReport(
+        score=round(combine(components, settings), 4),
+        components=components,
+        weights=settings.weights(),
+        test_pass_rate=test_pass_rate,
+        lint=measured.lint,
+        complexity=measured.complexity,
+        security=measured.security,
+        parse_error=measured.parse_error,
+        tool_errors=dict(measured.tool_errors),
+        tools={"ruff": ruff_version(), "radon": _radon_version(), "bandit": bandit_version()},
+        duration_s=round(time.perf_counter() - started, 4),
+    )
 
+
+@dataclass(frozen=True, slots=True)
+class _Measurement:
+    """What the tools said about one code version, and the sub-scores other than ``tests``."""
+
+    lint: LintReport
+    complexity: ComplexityReport
+    security: SecurityReport
+    parse_error: str | None
+    tool_errors: dict[str, str]
+    components: dict[str, float]
+
+    def copy(self) -> _Measurement:
+        """A copy whose reports the caller may change without touching the cached one."""
+        return _Measurement(
+            self.lint.model_copy(deep=True),
+            self.complexity.model_copy(deep=True),
+            self.security.model_copy(deep=True),
+            self.parse_error,
+            dict(self.tool_errors),
+            dict(self.components),
+        )
+
+
+class _MeasurementCache:
+    """The latest measurements by (code sha256, file name, folder, settings), least recently used dropped first.
+
+    Thread-safe: ``analyze_async`` runs in worker threads.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[str, ...], _Measurement] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, ...]) -> _Measurement | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+        return found.copy() if found is not None else None
+
+    def put(self, key: tuple[str, ...], measured: _Measurement) -> None:
+        with self._lock:
+            self._entries[key] = measured.copy()
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_CACHE = _MeasurementCache(CACHE_SIZE)
+
+
+def _measure_cached(code: str, settings: QualitySettings, filename: str, cwd: Path | None) -> _Measurement:
+    """``_measure``, answered from the cache for a code version measured before with the same settings.
+
+    Only the built-in ruff configuration is cached: with ``ruff_config="project"``
+    the result also depends on configuration files that may change. A
+    measurement with a tool error is not kept, so the next call tries again.
+    """
+    if settings.ruff_config != "builtin":
+        return _measure(code, settings, filename, cwd)
+    digest = hashlib.sha256(code.encode("utf-8", errors="surrogatepass")).hexdigest()
+    key = (digest, filename, str(cwd or ""), settings.model_dump_json())
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    measured = _measure(code, settings, filename, cwd)
+    if not measured.tool_errors:
+        _CACHE.put(key, measured)
+    return measured
+
+
+def _measure(code: str, settings: QualitySettings, filename: str, cwd: Path | None) -> _Measurement:
+    """Run ruff, radon and bandit on ``code`` and turn their findings into sub-scores."""
+    components: dict[str, float] = {}
+    tool_errors: dict[str, str] = {}
     lint = LintReport()
     try:
         lint = run_ruff(code, settings, filename=filename, cwd=cwd)
@@ -112,21 +217,7 @@ def analyze(
         except BanditFailed as exc:
             logger.warning("bandit could not analyse %s: %s", filename, exc)
             tool_errors["bandit"] = str(exc)
-
-    components = {name: round(components[name], 4) for name in settings.weights() if name in components}
-    return QualityReport(
-        score=round(combine(components, settings), 4),
-        components=components,
-        weights=settings.weights(),
-        test_pass_rate=test_pass_rate,
-        lint=lint,
-        complexity=complexity,
-        security=security,
-        parse_error=parse_error,
-        tool_errors=tool_errors,
-        tools={"ruff": ruff_version(), "radon": _radon_version(), "bandit": bandit_version()},
-        duration_s=round(time.perf_counter() - started, 4),
-    )
+    return _Measurement(lint, complexity, security, parse_error, tool_errors, components)
 
 
 async def analyze_async(

@@ -9,6 +9,7 @@ never changes what is recorded and git failures leave only as
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -31,9 +32,11 @@ __all__ = [
     "INITIAL_MESSAGE",
     "LOG_FORMAT",
     "MAIN_BRANCH",
+    "REGULAR_FILE_MODE",
     "SESSION_TRAILER",
     "WORKTREES_DIR",
     "CommitInfo",
+    "blob_sha",
     "compose_message",
     "git",
     "git_environment",
@@ -49,6 +52,7 @@ BRANCH_PREFIX = "debate/"
 WORKTREES_DIR = ".worktrees"
 INITIAL_MESSAGE = "debatecode: start version history"
 SESSION_TRAILER = "Debate-Session"
+REGULAR_FILE_MODE = 0o100644
 
 _TRAILER_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 _FIELD, _RECORD = "\x1f", "\x1e"
@@ -125,6 +129,11 @@ def compose_message(message: str, trailers: Mapping[str, str], path: Path) -> st
             raise VersionControlError(f"cannot commit in {path}: trailer {key!r} must be a single line")
         lines.append(f"{key}: {value.strip()}")
     return message.strip() + "\n\n" + "\n".join(lines) + "\n"
+
+
+def blob_sha(data: bytes) -> str:
+    """The sha git gives ``data`` stored as a blob, unfiltered (SHA-1 repositories)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def unified_diff(old: str | None, new: str, relpath: str) -> str:

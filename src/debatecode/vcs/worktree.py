@@ -19,6 +19,7 @@ changes what is recorded. Git and GitPython errors leave this module only as
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from debatecode.errors import VersionControlError
@@ -28,9 +29,11 @@ from debatecode.vcs._git import (
     INITIAL_MESSAGE,
     LOG_FORMAT,
     MAIN_BRANCH,
+    REGULAR_FILE_MODE,
     SESSION_TRAILER,
     WORKTREES_DIR,
     CommitInfo,
+    blob_sha,
     compose_message,
     git,
     git_environment,
@@ -38,10 +41,19 @@ from debatecode.vcs._git import (
     parse_log,
     unified_diff,
 )
+from debatecode.vcs._head import HeadFiles, attribute_files_outside_tree
 
 __all__ = ["BRANCH_PREFIX", "WORKTREES_DIR", "CommitInfo", "SessionWorktree", "VersionRepository"]
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+@dataclass(frozen=True, slots=True)
+class _HeadState:
+    """How a file about to be committed stands against ``HEAD``."""
+
+    tracked: bool
+    changed: bool
 
 
 class VersionRepository:
@@ -70,14 +82,15 @@ class VersionRepository:
             raise VersionControlError(f"{self.path} holds no debatecode version history (no git repository)")
         with git_errors(self.path, "open the version repository"):
             self.path.mkdir(parents=True, exist_ok=True)
-            if not (self.path / ".git").exists():
+            created = not (self.path / ".git").exists()
+            if created:
                 init = git.Git(self.path)
                 init.update_environment(**self._environment)
                 init.init(f"--initial-branch={MAIN_BRANCH}", "--quiet")
             self._repo = git.Repo(self.path)
             self._repo.git.update_environment(**self._environment)
             if not self._repo.head.is_valid():
-                self._start_history()
+                self._start_history(created)
             self._exclude_worktrees()
 
     def __repr__(self) -> str:
@@ -115,9 +128,7 @@ class VersionRepository:
             if (path / ".git").is_file():
                 # A worktree moved along with out_dir: re-link it before pruning.
                 self._repo.git.worktree("repair", str(path), with_exceptions=False)
-            # Forget worktrees whose folders are gone, so their branches can be checked out again.
-            self._repo.git.worktree("prune")
-            registered = self._worktrees()
+            registered = self._registered_worktrees()
             if path in registered:
                 if registered[path] != branch:
                     raise VersionControlError(f"worktree {path} is on {registered[path]!r}, expected {branch!r}")
@@ -126,10 +137,12 @@ class VersionRepository:
                 if not path.is_dir() or any(path.iterdir()):
                     raise VersionControlError(f"{path} exists but is not a git worktree; move it away and retry")
                 path.rmdir()
-            if self._branch_exists(branch):
-                self._repo.git.worktree("add", "--quiet", str(path), branch)
-            else:
+            try:  # a new session's branch first: it needs no check, and git refuses a branch that exists
                 self._repo.git.worktree("add", "--quiet", "-b", branch, str(path), "HEAD")
+            except git.GitCommandError:
+                if not self._branch_exists(branch):
+                    raise
+                self._repo.git.worktree("add", "--quiet", str(path), branch)
         return SessionWorktree(self, session_id, path, branch)
 
     def session_branches(self) -> list[str]:
@@ -216,13 +229,18 @@ class VersionRepository:
             if path.is_dir():
                 # --force: a worktree left by a crash may hold uncommitted files;
                 # every version worth keeping is already committed on the branch.
-                self._repo.git.worktree("remove", "--force", str(path))
-            self._repo.git.worktree("prune")
+                self._repo.git.worktree("remove", "--force", str(path))  # also drops its entry in .git/worktrees
+            else:
+                self._repo.git.worktree("prune")
 
-    def _start_history(self) -> None:
-        """Give ``main`` an empty first commit (by plumbing: files in the folder stay untracked)."""
+    def _start_history(self, created: bool) -> None:
+        """Give ``main`` an empty first commit (by plumbing: files in the folder stay untracked).
+
+        ``created``: this object just ran ``git init``, so ``main`` has no
+        commit unless another process made it meanwhile (``update-ref`` finds out).
+        """
         g = self._repo.git
-        if not self._branch_exists(MAIN_BRANCH):
+        if created or not self._branch_exists(MAIN_BRANCH):
             empty_tree = g.mktree()
             first = g.commit_tree(empty_tree, "-m", INITIAL_MESSAGE)
             try:
@@ -230,7 +248,9 @@ class VersionRepository:
             except git.GitCommandError:
                 if not self._branch_exists(MAIN_BRANCH):  # else another process just started it
                     raise
-        g.symbolic_ref("HEAD", f"refs/heads/{MAIN_BRANCH}")
+        head = Path(self._repo.git_dir) / "HEAD"
+        if head.read_text(encoding="utf-8").strip() != f"ref: refs/heads/{MAIN_BRANCH}":  # git init wrote it so
+            g.symbolic_ref("HEAD", f"refs/heads/{MAIN_BRANCH}")
 
     def _exclude_worktrees(self) -> None:
         exclude = Path(self._repo.common_dir) / "info" / "exclude"
@@ -247,6 +267,17 @@ class VersionRepository:
             "--verify", "--quiet", f"refs/heads/{branch}", with_extended_output=True, with_exceptions=False
         )
         return status == 0
+
+    def _registered_worktrees(self) -> dict[Path, str | None]:
+        """The linked worktrees, once those whose folders are gone are forgotten (so their branches can be checked out again).
+
+        A repository without any linked worktree needs no git call to say so.
+        """
+        admin = Path(self._repo.common_dir) / "worktrees"
+        if not admin.is_dir() or not any(admin.iterdir()):
+            return {}
+        self._repo.git.worktree("prune")
+        return self._worktrees()
 
     def _worktrees(self) -> dict[Path, str | None]:
         """Registered worktree path -> checked-out branch (None when detached)."""
@@ -279,6 +310,8 @@ class SessionWorktree:
         with git_errors(path, "open the worktree"):
             self._repo = git.Repo(path)
             self._repo.git.update_environment(**git_environment())
+            self._head = HeadFiles(self._repo)
+            self._outside_attributes = attribute_files_outside_tree(self._repo)
 
     def __repr__(self) -> str:
         return f"SessionWorktree({self.session_id!r}, {str(self.path)!r})"
@@ -297,7 +330,7 @@ class SessionWorktree:
         """
         self._check_open("read HEAD")
         with git_errors(self.path, "read HEAD"):
-            return self._repo.head.commit.hexsha
+            return self._head.head_sha()
 
     def commit_version(self, relpath: str, content: str, message: str, trailers: dict[str, str] | None = None) -> str:
         """Write ``content`` to ``relpath`` and commit it; return the sha that holds it.
@@ -324,19 +357,23 @@ class SessionWorktree:
         text = compose_message(
             message or f"debatecode: update {rel}", {SESSION_TRAILER: self.session_id, **extra}, self.path
         )
+        data = content.encode("utf-8")
         with git_errors(self.path, f"commit {rel}"):
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content.encode("utf-8"))
-            g = self._repo.git
-            g.add("--", rel)
-            changed, _, stderr = g.diff(
-                "--cached", "--quiet", "HEAD", "--", rel, with_extended_output=True, with_exceptions=False
-            )
-            if changed not in (0, 1):
-                raise VersionControlError(f"cannot compare {rel} with HEAD in {self.path}: {stderr}")
-            if changed:
-                g.commit("--quiet", "--no-verify", "-m", text, "--", rel)
-            return self._repo.head.commit.hexsha
+            target.write_bytes(data)
+            state = self._state_at_head(rel, target, data)
+            if state is None:
+                self._stage_compare_commit(rel, text)
+            elif state.changed:
+                try:
+                    if not state.tracked:  # ``git commit -- <path>`` takes only paths git already knows
+                        self._repo.git.add("--", rel)
+                    self._repo.git.commit("--quiet", "--no-verify", "-m", text, "--", rel)
+                except git.GitCommandError:
+                    self._stage_compare_commit(rel, text)  # git saw the file otherwise: its full check decides
+                else:
+                    self._head.committed(rel, data)
+            return self._head.head_sha()
 
     def diff_from_previous(self, relpath: str, content: str) -> str:
         """Unified diff from ``relpath`` as committed on the branch to ``content``.
@@ -351,13 +388,12 @@ class SessionWorktree:
         self._check_open(f"diff {relpath}")
         _, rel = self._resolve(relpath)
         with git_errors(self.path, f"read {rel} at HEAD"):
-            try:
-                blob = self._repo.head.commit.tree / rel
-            except KeyError:
+            entry = self._head.entry(rel)
+            if entry is None:
                 return unified_diff(None, content, rel)
-            if blob.type != "blob":
-                raise VersionControlError(f"cannot diff {rel} in {self.path}: it is a {blob.type}, not a file")
-            previous = blob.data_stream.read().decode("utf-8", errors="replace")
+            if entry.kind != "blob":
+                raise VersionControlError(f"cannot diff {rel} in {self.path}: it is a {entry.kind_name}, not a file")
+            previous = self._head.content(rel, entry).decode("utf-8", errors="replace")
         return unified_diff(previous, content, rel)
 
     def log(self, branch: str | None = None) -> list[CommitInfo]:
@@ -400,6 +436,45 @@ class SessionWorktree:
         self._repo.close()
         if remove_worktree:
             self._repository._remove_worktree(self.path)
+
+    def _state_at_head(self, rel: str, target: Path, data: bytes) -> _HeadState | None:
+        """Whether ``rel`` is in ``HEAD`` and whether ``data`` differs from it, or None when only git can tell.
+
+        Only git can tell when it might store other bytes than ``data`` (an
+        attributes file may filter or convert them) or another mode than a
+        plain file's.
+        """
+        if self._attributes_may_apply(rel) or target.stat().st_mode & 0o111:
+            return None
+        entry = self._head.entry(rel)
+        if entry is None:
+            return _HeadState(tracked=False, changed=True)
+        if entry.kind != "blob" or entry.mode != REGULAR_FILE_MODE:
+            return None
+        return _HeadState(tracked=True, changed=entry.sha != blob_sha(data))
+
+    def _stage_compare_commit(self, rel: str, text: str) -> None:
+        """Stage ``rel`` and commit it if the staged file differs from ``HEAD``, asking git each step."""
+        self._head.forget()
+        g = self._repo.git
+        g.add("--", rel)
+        changed, _, stderr = g.diff(
+            "--cached", "--quiet", "HEAD", "--", rel, with_extended_output=True, with_exceptions=False
+        )
+        if changed not in (0, 1):
+            raise VersionControlError(f"cannot compare {rel} with HEAD in {self.path}: {stderr}")
+        if changed:
+            g.commit("--quiet", "--no-verify", "-m", text, "--", rel)
+
+    def _attributes_may_apply(self, rel: str) -> bool:
+        if self._outside_attributes:
+            return True
+        folder = self.path
+        for part in ("", *PurePosixPath(rel).parent.parts):
+            folder = folder / part
+            if (folder / ".gitattributes").exists():
+                return True
+        return False
 
     def _check_open(self, action: str) -> None:
         if self._closed:
