@@ -83,7 +83,7 @@ def humaneval(
     executor: str = typer.Option(
         "local",
         "--executor",
-        help="Where sessions run: local (this process) or ray (Ray tasks; extra [ray]; see docs/scale-out.md).",
+        help="Where sessions run: local (this process) or ray (Ray tasks; extra \\[ray]; see docs/scale-out.md).",
     ),
     ray_address: str | None = typer.Option(
         None,

@@ -44,7 +44,7 @@ def sweep(
     executor: str = typer.Option(
         "local",
         "--executor",
-        help="Where runs go: local (this process) or ray (Ray tasks; extra [ray]; see docs/scale-out.md).",
+        help="Where runs go: local (this process) or ray (Ray tasks; extra \\[ray]; see docs/scale-out.md).",
     ),
     ray_address: str | None = typer.Option(
         None,
