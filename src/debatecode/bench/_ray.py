@@ -13,6 +13,10 @@ killed driver loses only the items in flight, as with the local executor.
   on a cluster node, ``ray://HOST:10001`` with Ray Client) joins that cluster. A
   Ray already initialised in this process (a notebook's ``ray.init()``) is used as
   it is, and left running.
+- **Calls without services:** ``RayExecutor.call(fn, kwargs)`` runs a top-level
+  ``async def fn(**kwargs)`` as a Ray task (``run_call``) that builds no services,
+  for work that needs no model client, sandbox or store of the config's (SWE-bench
+  grading, ``debatecode.bench.swebench.remote``), with the same errors as ``compute``.
 - **Store:** workers write their sessions to the config's ``store_url``. SQLite is
   fine on this machine's own Ray instance: the workers share the file (WAL mode,
   a busy timeout, ``BEGIN IMMEDIATE`` writers, ``debatecode.store.repository``).
@@ -39,7 +43,7 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -57,6 +61,7 @@ __all__ = [
     "ClusterUnreachable",
     "RayExecutor",
     "import_ray",
+    "run_call",
     "run_item",
     "worker_services",
 ]
@@ -120,6 +125,21 @@ def run_item(work: Work, config: Mapping[str, Any], args: Mapping[str, Any]) -> 
     async def compute() -> Any:
         async with worker_services(settings) as services:
             return await work(services, settings, **args)
+
+    return asyncio.run(compute())
+
+
+def run_call(fn: Callable[..., Awaitable[Any]], kwargs: Mapping[str, Any]) -> Any:
+    """The body of a Ray task that builds no services: ``await fn(**kwargs)`` on a new event loop.
+
+    ``fn`` is a top-level ``async def`` (Ray sends it by reference); ``kwargs`` are plain data.
+
+    Raises:
+        Whatever ``fn`` raised; Ray hands it to the driver.
+    """
+
+    async def compute() -> Any:
+        return await fn(**kwargs)
 
     return asyncio.run(compute())
 
@@ -190,14 +210,20 @@ class RayExecutor(Executor):
         self._ray = ray
         self._owns_ray = owns_ray
         self._task: Any = ray.remote(run_item).options(num_cpus=cpus_per_task)
+        self._call_task: Any = ray.remote(run_call).options(num_cpus=cpus_per_task)
 
     @classmethod
-    def connect(cls, configs: Sequence[DebateConfig], *, jobs: int | None, address: str | None) -> RayExecutor:
+    def connect(
+        cls, configs: Sequence[DebateConfig], *, jobs: int | None, address: str | None, uses_store: bool = True
+    ) -> RayExecutor:
         """Check ``configs`` for a cluster, join (or start) Ray, and migrate their stores once.
 
         ``address`` falls back to ``RAY_ADDRESS``; without either a Ray instance of
         this machine is started. ``jobs`` defaults to the cluster's CPUs, or to its
-        nodes with a ``local/...`` model (see the module).
+        nodes with a ``local/...`` model (see the module). ``uses_store=False`` is for
+        runs whose tasks open no store (SWE-bench grading and solving): their
+        ``store_url`` is neither checked nor opened. ``configs`` may be empty (grading
+        runs no model).
 
         Raises:
             ConfigError: Ray is not installed; a SQLite ``store_url`` with an address;
@@ -215,7 +241,7 @@ class RayExecutor(Executor):
         target = address or os.environ.get("RAY_ADDRESS") or None
         for config in configs:
             validate_model(config.model)
-            if target is not None and _is_sqlite(config.store_url):
+            if uses_store and target is not None and _is_sqlite(config.store_url):
                 raise ConfigError(
                     f"--executor ray with a cluster ({target}) needs a store every node shares, "
                     f"not the SQLite file {config.store_url}: set store_url to a PostgreSQL URL "
@@ -228,7 +254,7 @@ class RayExecutor(Executor):
         elif address is not None:
             logger.warning("ray: already initialised in this process, so --ray-address %s is not used", address)
         try:
-            for url in dict.fromkeys(config.store_url for config in configs):
+            for url in dict.fromkeys(config.store_url for config in configs if uses_store):
                 open_store(url).close()
             node_cpus = _alive_node_cpus(ray) or [1]
             local_model = any(uses_local_model(config) for config in configs)
@@ -256,8 +282,24 @@ class RayExecutor(Executor):
         return payload
 
     async def compute(self, item: WorkItem) -> Any:
-        ray = self._ray
         ref = self._task.remote(item.work, self._payload(item.config), dict(item.args))
+        return await self._result(ref, item.label)
+
+    async def call(self, fn: Callable[..., Awaitable[Any]], kwargs: Mapping[str, Any], *, label: str = "") -> Any:
+        """``await fn(**kwargs)`` as a Ray task that builds no services (``run_call``); its return value.
+
+        ``fn`` must be a top-level ``async def`` and ``kwargs`` plain data. Treat what it
+        returns as untrusted input: it comes from another process, maybe another machine.
+
+        Raises:
+            Whatever ``fn`` raised, when a ``DebatecodeError``; else ``RunError`` (the task,
+            its worker or its node failed).
+        """
+        return await self._result(self._call_task.remote(fn, dict(kwargs)), label)
+
+    async def _result(self, ref: Any, label: str) -> Any:
+        """The value of the task ``ref``, its failures translated (see ``compute``)."""
+        ray = self._ray
         try:
             return await asyncio.wrap_future(ref.future())
         except asyncio.CancelledError:
@@ -267,11 +309,9 @@ class RayExecutor(Executor):
             cause = exc.cause
             if isinstance(cause, DebatecodeError):
                 raise cause from exc
-            raise RunError(f"{item.label or 'a benchmark item'}: its Ray task failed: {cause!r}") from exc
+            raise RunError(f"{label or 'a benchmark item'}: its Ray task failed: {cause!r}") from exc
         except ray.exceptions.RayError as exc:
-            raise RunError(
-                f"{item.label or 'a benchmark item'}: Ray lost its task ({type(exc).__name__}: {exc})"
-            ) from exc
+            raise RunError(f"{label or 'a benchmark item'}: Ray lost its task ({type(exc).__name__}: {exc})") from exc
 
     async def aclose(self) -> None:
         """Stop the Ray instance ``connect`` started (a cluster joined is only disconnected from)."""

@@ -19,6 +19,7 @@ from rich.table import Table
 from debatecode.cli.common import console, reporting_errors, setup_logging
 
 if TYPE_CHECKING:
+    from debatecode.bench._ray import RayExecutor
     from debatecode.bench.swebench import HarnessEvent, Prediction, RunSummary, SWEBenchHarness, SWEBenchInstance
     from debatecode.bench.swebench.predictions import ResumePlan
     from debatecode.config import DebateConfig
@@ -64,7 +65,20 @@ def swebench(
         "--max-workers",
         min=1,
         help="Instances graded (and solved) at once; --max-workers is swebench's name for it. Default: min(CPUs, 4); "
-        "when solving with a local/ model, 1 (its one loaded copy queues the calls).",
+        "when solving with a local/ model, 1 (its one loaded copy queues the calls). With --executor ray: Ray tasks "
+        "in flight (default: the cluster's CPUs; its nodes with a local/ model).",
+    ),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="Where instances are graded (and solved): local (this process) or ray (one Ray task each, whose files "
+        "come back to this process; extra \\[ray]; see docs/scale-out.md).",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="With --executor ray: the cluster to join (auto, HOST:6379, ray://HOST:10001); default RAY_ADDRESS, "
+        "else a Ray instance of this machine. Every node needs Docker and the --repos-dir sources at the same path.",
     ),
     run_id: str = typer.Option(
         "debatecode",
@@ -74,6 +88,7 @@ def swebench(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
 ) -> None:
     """Grade SWE-bench predictions in locally built, hardened images (no network); or solve, then grade."""
+    from debatecode.bench._jobs import RAY, check_executor
     from debatecode.bench.swebench import default_repos_dir, load_predictions, select_instances
     from debatecode.bench.swebench.harness import default_grading_jobs
     from debatecode.bench.swebench.hub import is_hub_name, load_dataset_source
@@ -83,6 +98,8 @@ def swebench(
     setup_logging(verbose)
     with reporting_errors():
         check_run_id(run_id)
+        check_executor(executor, ray_address)
+        on_ray = executor == RAY
         ids = [item.strip() for item in instances.split(",") if item.strip()] if instances else None
         dataset_items = load_dataset_source(dataset, split=split)
         chosen = select_instances(dataset_items, ids)
@@ -101,8 +118,13 @@ def swebench(
                     f"{', '.join(solve_flags)} only apply to solve mode; drop them, or drop --predictions to solve"
                 )
             graded = load_predictions(predictions, dataset_items, chosen)
-            workers = default_grading_jobs(jobs)
-            summary = asyncio.run(_grade(chosen, graded, repos, out, source=predictions, jobs=workers, run_id=run_id))
+            if on_ray:
+                summary = asyncio.run(_grade_on_ray(chosen, graded, repos, out, predictions, jobs, ray_address, run_id))
+            else:
+                workers = default_grading_jobs(jobs)
+                summary = asyncio.run(
+                    _grade(chosen, graded, repos, out, source=predictions, jobs=workers, run_id=run_id)
+                )
         else:
             chosen_strategy = strategy or "debate"
             if chosen_strategy not in SOLVE_STRATEGIES:
@@ -111,8 +133,13 @@ def swebench(
             from debatecode.config import load_config
 
             config = load_config(config_file, {"model": model, "token_budget": budget})
-            workers = resolve_jobs(jobs, config)
-            summary = asyncio.run(_solve_and_grade(chosen, repos, out, config, chosen_strategy, workers, run_id))
+            if on_ray:
+                summary = asyncio.run(
+                    _solve_and_grade_on_ray(chosen, repos, out, config, chosen_strategy, jobs, ray_address, run_id)
+                )
+            else:
+                workers = resolve_jobs(jobs, config)
+                summary = asyncio.run(_solve_and_grade(chosen, repos, out, config, chosen_strategy, workers, run_id))
     print_summary(summary, out, console, run_id=run_id)
 
 
@@ -172,21 +199,67 @@ async def _grade(
     jobs: int,
     run_id: str,
     harness: SWEBenchHarness | None = None,
+    ray: RayExecutor | None = None,
 ) -> RunSummary:
+    """Grade ``predictions`` with a live display, here (``jobs`` at once) or as ``ray``'s tasks (``ray.jobs`` at once)."""
     from debatecode.bench.swebench import SWEBenchHarness
+    from debatecode.bench.swebench.remote import RayGrading
 
     own = harness is None
     harness = harness or SWEBenchHarness(chosen, repos_dir=repos, out=out, run_id=run_id)
+    grade_with = RayGrading(ray, harness) if ray is not None else None
+    jobs = ray.jobs if ray is not None else jobs
+    where = " on Ray" if ray is not None else ""
     try:
         with _progress() as progress:
             harness.listener = _Display(
-                progress, f"grading ({jobs} at once)" if jobs > 1 else "grading", len(predictions)
+                progress, f"grading ({jobs} at once{where})" if jobs > 1 else f"grading{where}", len(predictions)
             )
-            return await harness.grade(predictions, source=source, jobs=jobs)
+            return await harness.grade(predictions, source=source, jobs=jobs, grade_with=grade_with)
     finally:
         harness.listener = None
         if own:
             await harness.aclose()
+
+
+async def _grade_on_ray(
+    chosen: Sequence[SWEBenchInstance],
+    predictions: Sequence[Prediction],
+    repos: Path,
+    out: Path,
+    source: str,
+    jobs: int | None,
+    address: str | None,
+    run_id: str,
+) -> RunSummary:
+    """``_grade`` with each prediction a Ray task (no store, no model: nothing to check but Ray and the address)."""
+    from debatecode.bench.swebench.remote import connect_ray
+
+    ray = connect_ray(None, jobs=jobs, address=address)
+    try:
+        return await _grade(chosen, predictions, repos, out, source=source, jobs=ray.jobs, run_id=run_id, ray=ray)
+    finally:
+        await ray.aclose()
+
+
+async def _solve_and_grade_on_ray(
+    chosen: Sequence[SWEBenchInstance],
+    repos: Path,
+    out: Path,
+    config: DebateConfig,
+    strategy: str,
+    jobs: int | None,
+    address: str | None,
+    run_id: str,
+) -> RunSummary:
+    """``_solve_and_grade`` with each instance solved, then graded, as a Ray task."""
+    from debatecode.bench.swebench.remote import connect_ray
+
+    ray = connect_ray(config, jobs=jobs, address=address)
+    try:
+        return await _solve_and_grade(chosen, repos, out, config, strategy, ray.jobs, run_id, ray=ray)
+    finally:
+        await ray.aclose()
 
 
 async def _solve_and_grade(
@@ -197,9 +270,11 @@ async def _solve_and_grade(
     strategy: str,
     jobs: int,
     run_id: str,
+    ray: RayExecutor | None = None,
 ) -> RunSummary:
     from debatecode.bench.swebench import SWEBenchHarness
     from debatecode.bench.swebench.predictions import PREDICTIONS_FILE
+    from debatecode.bench.swebench.remote import RaySolving
     from debatecode.errors import ConfigError
 
     try:
@@ -225,6 +300,7 @@ async def _solve_and_grade(
                 listener=display,
                 jobs=jobs,
                 on_resume=lambda plan: _print_resume(plan, path, name, progress.console),
+                solve_with=RaySolving(ray, harness, config, strategy) if ray is not None else None,
             )
         console.print(f"{len(solved)} predictions written to {path}", soft_wrap=True)
         return await _grade(
@@ -236,6 +312,7 @@ async def _solve_and_grade(
             jobs=jobs,
             run_id=run_id,
             harness=harness,
+            ray=ray,
         )
     finally:
         await harness.aclose()

@@ -6,8 +6,9 @@
     ├── SWEBenchInputError      a dataset, predictions or repos file (or directory) is wrong
     └── InstanceSetupError      one instance cannot be graded as given (test_patch does not apply)
     RunError
-    └── SandboxError
-        └── ImageBuildError     an image layer (base, env, instance) could not be built
+    ├── SandboxError
+    │   └── ImageBuildError     an image layer (base, env, instance) could not be built
+    └── TaskResultRefused       a Ray task returned what the driver will not write (``remote``)
 
 A failing patch is a *result* (``patch_failed``), never an exception.
 """
@@ -16,9 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from debatecode.errors import SandboxError, UserError
+from debatecode.errors import RunError, SandboxError, UserError
 
-__all__ = ["ImageBuildError", "InstanceSetupError", "SWEBenchInputError"]
+__all__ = ["ImageBuildError", "InstanceSetupError", "SWEBenchInputError", "TaskResultRefused"]
 
 
 class SWEBenchInputError(UserError):
@@ -67,3 +68,17 @@ class InstanceSetupError(UserError):
     def __init__(self, instance_id: str, message: str) -> None:
         super().__init__(f"instance {instance_id!r}: {message}")
         self.instance_id = instance_id
+
+
+class TaskResultRefused(RunError):
+    """What a grading or solving task returned is refused: nothing of it is written.
+
+    A task runs in another process, maybe on another machine, so its result is
+    untrusted input: a file path outside the prediction's own folders (``../../x``,
+    an absolute path), content that is neither text nor bytes, or a report of
+    another instance than the one sent.
+    """
+
+    def __init__(self, label: str, message: str) -> None:
+        super().__init__(f"{label}: the task's result is refused: {message}")
+        self.label = label

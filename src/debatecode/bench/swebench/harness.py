@@ -25,7 +25,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -48,6 +48,7 @@ from debatecode.bench.swebench.workspace import Overlay, PreparedTree, prepare_t
 from debatecode.errors import RunError, SandboxUnavailable, UserError
 
 __all__ = [
+    "GradeOne",
     "HarnessEvent",
     "InstanceContext",
     "InstanceReport",
@@ -58,6 +59,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+GradeOne = Callable[[Prediction, str], Awaitable[InstanceReport]]
+"""Grades one prediction (given its ``input_sha256``), writes its files under ``out`` and returns its report."""
 
 
 @dataclass(frozen=True)
@@ -362,13 +366,25 @@ class SWEBenchHarness:
             test_output if report.status in ("resolved", "unresolved") else None,
         )
 
-    async def grade(self, predictions: Sequence[Prediction], *, source: str = "", jobs: int = 1) -> RunSummary:
+    async def grade(
+        self,
+        predictions: Sequence[Prediction],
+        *,
+        source: str = "",
+        jobs: int = 1,
+        grade_with: GradeOne | None = None,
+    ) -> RunSummary:
         """Grade every prediction, ``jobs`` at once, then write the summaries (ours and swebench's).
 
         Predictions start in the order given. ``<out>/results.jsonl`` gets a line as each
         one finishes; one that an earlier run into ``out`` graded (same model, instance
         and patch, not an ``error``) is not graded again. The summary lists the
         predictions in the order given, whatever order they finished in.
+
+        ``grade_with(prediction, input_sha256)`` grades one prediction and writes its
+        files in place of ``grade_prediction`` (``remote.RayGrading``: a Ray task, whose
+        files the driver writes); the results file and the summaries are written here
+        either way.
 
         Raises:
             SWEBenchInputError: a prediction's instance is not in the harness's instances, or
@@ -408,7 +424,7 @@ class SWEBenchHarness:
         async def grade_one(index: int) -> None:
             prediction = predictions[index]
             self._emit(HarnessEvent("start", prediction.instance_id, prediction.model_name_or_path))
-            report = await self.grade_prediction(prediction, keys[index])
+            report = await (grade_with or self.grade_prediction)(prediction, keys[index])
             append_result(results_path, report)
             reports[index] = report
             self._emit(HarnessEvent("done", prediction.instance_id, prediction.model_name_or_path, report=report))

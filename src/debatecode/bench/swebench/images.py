@@ -21,11 +21,18 @@ Instances graded at once (``--jobs``) share one builder. Each tag is built under
 a lock of its own, so two instances that need the same env or instance image wait
 for one build and then reuse it, while different images build side by side. The
 interpreter probe of a base image runs once.
+
+Builders of other processes on the same machine (Ray tasks, ``--executor ray``,
+each with a builder of its own) are kept from building one tag at once by a file
+lock per tag (``node_lock``, under the system's temporary folder): the second
+waits, then finds the image and reuses it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -36,7 +43,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -51,7 +58,16 @@ from debatecode.bench.swebench.repos import RepoMirror, RepoSpec
 from debatecode.errors import SandboxUnavailable
 from debatecode.sandbox.base import ExecJob, Limits
 
-__all__ = ["BASE_REPO", "ENV_REPO", "INSTANCE_REPO", "ImageBuilder", "ImageSet", "LayerImage", "PythonTarget"]
+__all__ = [
+    "BASE_REPO",
+    "ENV_REPO",
+    "INSTANCE_REPO",
+    "ImageBuilder",
+    "ImageSet",
+    "LayerImage",
+    "PythonTarget",
+    "node_lock",
+]
 
 BASE_REPO = "debatecode/swebench-base"
 ENV_REPO = "debatecode/swebench-env"
@@ -113,6 +129,23 @@ class ImageSet(BaseModel):
     base: LayerImage
     env: LayerImage
     instance: LayerImage
+
+
+@contextlib.contextmanager
+def node_lock(tag: str) -> Iterator[None]:
+    """Hold this machine's file lock of ``tag`` (blocking): one process at a time builds an image tag.
+
+    The lock is ``flock`` on a file under ``<tmp>/debatecode-swebench-locks/``; the
+    kernel releases it when its holder exits, even when killed.
+    """
+    folder = Path(tempfile.gettempdir()) / "debatecode-swebench-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / f"{_hash(tag)}.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _hash(*parts: str | bytes) -> str:
@@ -235,11 +268,14 @@ class ImageBuilder:
         if self._image_id(tag) is not None:
             return LayerImage(tag=tag)
         started = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix=f"debatecode-swebench-{layer}-") as tmp:
-            context = Path(tmp)
-            base = make(context)
-            self._say(f"building {layer} image {tag}")
-            self._build(layer, context, tag, base, labels)
+        with node_lock(tag):
+            if self._image_id(tag) is not None:  # another process built it while this one waited
+                return LayerImage(tag=tag)
+            with tempfile.TemporaryDirectory(prefix=f"debatecode-swebench-{layer}-") as tmp:
+                context = Path(tmp)
+                base = make(context)
+                self._say(f"building {layer} image {tag}")
+                self._build(layer, context, tag, base, labels)
         elapsed = time.perf_counter() - started
         self._say(f"built {layer} image {tag} in {elapsed:.1f}s")
         return LayerImage(tag=tag, built=True, build_s=round(elapsed, 2))

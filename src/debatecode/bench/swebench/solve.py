@@ -44,7 +44,7 @@ import logging
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -403,6 +403,16 @@ async def _solve_one(
     listener: Callable[[HarnessEvent], None] | None,
     options: SolveOptions,
 ) -> SolveRecord:
+    """Solve ``instance`` with ``strategy`` (its own client and budget) and return its record; writes no file.
+
+    An instance that cannot be set up, or whose model fails on it, ends as a record
+    with status ``error``.
+
+    Raises:
+        SandboxUnavailable: the engine does not answer (``debate`` checks).
+        UnknownModelError, ModelAuthError, ModelUnreachable, ModelRequestsDisabled: the model
+            cannot answer at all.
+    """
     name = model_name(strategy, config)
 
     def emit(message: str) -> None:
@@ -446,6 +456,7 @@ async def generate_predictions(
     options: SolveOptions | None = None,
     jobs: int = 1,
     on_resume: Callable[[ResumePlan], None] | None = None,
+    solve_with: Callable[[SWEBenchInstance], Awaitable[SolveRecord]] | None = None,
 ) -> list[Prediction]:
     """Solve every instance with ``strategy`` and return one prediction each (an empty patch when none).
 
@@ -471,7 +482,10 @@ async def generate_predictions(
     retry sizes (``SolveOptions``). ``jobs`` instances are solved at once
     (``run_bounded``, on the caller's event loop, which alone appends the lines),
     each with its own client and budget; the predictions come back in the order of
-    ``instances`` whatever order they finish in.
+    ``instances`` whatever order they finish in. ``solve_with(instance)`` solves one
+    instance and returns its record in place of solving it here (``remote.RaySolving``: a Ray task
+    whose worker has its own harness and checker; ``checker`` is then unused); the
+    files are written here either way.
 
     Raises:
         ConfigError: unknown strategy, or ``jobs`` below 1.
@@ -510,7 +524,10 @@ async def generate_predictions(
     async def solve_one(instance: SWEBenchInstance) -> None:
         if listener is not None:
             listener(HarnessEvent("start", instance.instance_id, name))
-        record = await _solve_one(harness, instance, config, strategy, checker, listener, chosen)
+        if solve_with is not None:
+            record = await solve_with(instance)
+        else:
+            record = await _solve_one(harness, instance, config, strategy, checker, listener, chosen)
         (where / f"{instance.instance_id}.json").write_text(record.model_dump_json(indent=2), encoding="utf-8")
         prediction = Prediction(
             instance_id=instance.instance_id, model_name_or_path=name, model_patch=record.model_patch
