@@ -47,9 +47,10 @@ def test_a_new_session_in_a_new_folder_starts_few_git_processes(
         git_calls.clear()
         worktree.close()
         closed = subcommands(git_calls)
-    assert opened == ["init", "mktree", "commit-tree", "update-ref", "worktree"]
-    # one tree listing per session; a new file is added then committed, a tracked one only committed, a repeat nothing
-    assert versions == ["ls-tree", "add", "commit", "commit"]
+    # the first commit, its tree and main are written in process; only init and worktree add start git
+    assert opened == ["init", "worktree"]
+    # diffs, new files, changed files and repeats are read and written in process
+    assert versions == []
     assert closed == ["worktree"]
 
 

@@ -22,6 +22,7 @@ from debatecode.errors import VersionControlError
 
 try:
     import git
+    import gitdb.exc
 except ImportError as exc:  # GitPython refuses to import when no git executable works
     raise VersionControlError(f"git is not usable: {exc}. Install git 2.36 or newer and put it on PATH.") from exc
 
@@ -36,12 +37,15 @@ __all__ = [
     "SESSION_TRAILER",
     "WORKTREES_DIR",
     "CommitInfo",
+    "DirectWriteRefused",
     "blob_sha",
+    "cleanup_message",
     "compose_message",
     "git",
     "git_environment",
     "git_errors",
     "parse_log",
+    "reflog_message",
     "unified_diff",
 ]
 
@@ -63,6 +67,13 @@ _CONFIG_OVERRIDES = {
     "core.autocrlf": "false",  # stored bytes are the content, exactly
     "log.showSignature": "false",  # keeps ``git log --format`` output parseable
 }
+
+
+class DirectWriteRefused(ValueError):
+    """A write that ``debatecode.vcs`` makes in process cannot be made so here; git's own command must do it.
+
+    Raised before anything of that write is recorded.
+    """
 
 
 def git_environment() -> dict[str, str]:
@@ -88,7 +99,7 @@ def git_errors(path: Path, action: str) -> Iterator[None]:
     """Turn git, GitPython and file-system errors into ``VersionControlError``."""
     try:
         yield
-    except (git.GitError, OSError) as exc:
+    except (git.GitError, gitdb.exc.ODBError, DirectWriteRefused, OSError) as exc:
         raise VersionControlError(f"cannot {action} in {path}: {_describe(exc)}") from exc
 
 
@@ -129,6 +140,31 @@ def compose_message(message: str, trailers: Mapping[str, str], path: Path) -> st
             raise VersionControlError(f"cannot commit in {path}: trailer {key!r} must be a single line")
         lines.append(f"{key}: {value.strip()}")
     return message.strip() + "\n\n" + "\n".join(lines) + "\n"
+
+
+_GIT_SPACE = " \t\n\r"  # git's isspace()
+
+
+def cleanup_message(message: str) -> str:
+    """The message as ``git commit -m`` stores it (``--cleanup=whitespace``).
+
+    Trailing whitespace is cut from every line, runs of empty lines become one,
+    and leading and trailing empty lines go; every line ends with a newline.
+    """
+    lines: list[str] = []
+    for line in message.split("\n"):
+        line = line.rstrip(_GIT_SPACE)
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "".join(line + "\n" for line in lines)
+
+
+def reflog_message(action: str, message: str) -> str:
+    """The reflog message git writes for a commit: ``<action>: <subject>``, whitespace runs made one space."""
+    subject = message.partition("\n")[0]
+    return re.sub(r"[ \t\n\r]+", " ", f"{action}: {subject}").strip(_GIT_SPACE)
 
 
 def blob_sha(data: bytes) -> str:

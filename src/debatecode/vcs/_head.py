@@ -1,51 +1,37 @@
-"""What a session worktree's ``HEAD`` holds, kept in process so that most commits need no git call to decide.
+"""What a session worktree's ``HEAD`` holds, read in process, so that most commits need no git call to decide.
 
 A version is committed only when it differs from ``HEAD``. Asking git costs
 a ``git add`` and a ``git diff --cached`` per version; ``HeadFiles`` answers
-from one ``git ls-tree`` per session instead, kept up to date with the
-commits made through it and read again whenever ``HEAD`` moved otherwise.
+from the object database instead: ``HEAD``'s sha from the ref files, its tree
+and the entries on a path from the objects (commits and trees never change,
+so what was read once is kept).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from debatecode.vcs._git import REGULAR_FILE_MODE, blob_sha, git
+from debatecode.vcs._git import git
+from debatecode.vcs._objects import ObjectStore, TreeEntry
+from debatecode.vcs._refs import read_ref, symbolic_head
 
-__all__ = ["HeadEntry", "HeadFiles", "attribute_files_outside_tree"]
-
-_TREE_MODE = 0o40000
-_KIND_NAMES = {"commit": "submodule"}
-
-
-@dataclass(frozen=True, slots=True)
-class HeadEntry:
-    """One path of ``HEAD``'s tree, as ``git ls-tree`` lists it."""
-
-    mode: int
-    kind: str
-    sha: str
-
-    @property
-    def kind_name(self) -> str:
-        """``blob``, ``tree`` or ``submodule``."""
-        return _KIND_NAMES.get(self.kind, self.kind)
+__all__ = ["HeadFiles", "attribute_files_outside_tree"]
 
 
 class HeadFiles:
-    """The paths of the commit a worktree's ``HEAD`` points at, with the file contents read so far.
+    """The paths of the commit a worktree's ``HEAD`` points at, and their contents.
 
-    Not thread-safe, like the worktree that holds it. Git errors pass through
-    (the worktree translates them).
+    Not thread-safe, like the worktree that holds it. gitdb errors pass
+    through (the worktree translates them).
     """
 
-    def __init__(self, repo: git.Repo) -> None:
+    def __init__(self, repo: git.Repo, objects: ObjectStore) -> None:
         self._repo = repo
-        self._sha: str | None = None
-        self._entries: dict[str, HeadEntry] = {}
-        self._contents: dict[str, bytes] = {}
+        self._git_dir = Path(repo.git_dir)
+        self._common_dir = Path(repo.common_dir)
+        self._objects = objects
+        self._trees: dict[str, str] = {}
 
     def head_sha(self) -> str:
         """The sha ``HEAD`` points at, read from the ref files (no git process).
@@ -53,61 +39,40 @@ class HeadFiles:
         Raises:
             ValueError: ``HEAD`` names no commit.
         """
-        return git.SymbolicReference.dereference_recursive(self._repo, "HEAD")
+        ref = symbolic_head(self._git_dir)
+        sha = read_ref(self._common_dir, ref) if ref is not None and ref.startswith("refs/heads/") else None
+        if sha is None or len(sha) != 40:  # detached, unborn or unusual: GitPython's full resolution decides
+            return git.SymbolicReference.dereference_recursive(self._repo, "HEAD")
+        return sha
 
-    def entry(self, relpath: str) -> HeadEntry | None:
-        """The entry of ``relpath`` in ``HEAD``'s tree, or None when it holds no such path.
-
-        Raises:
-            git.GitCommandError: listing the tree fails.
-            ValueError: ``HEAD`` names no commit.
-        """
-        self._follow_head()
-        return self._entries.get(relpath)
-
-    def content(self, relpath: str, entry: HeadEntry) -> bytes:
-        """The bytes of the blob ``entry`` of ``relpath`` (from ``entry()``), read once.
+    def tree_sha(self, commit: str) -> str:
+        """The sha of commit ``commit``'s tree.
 
         Raises:
-            git.GitCommandError: reading the blob fails.
+            gitdb.exc.BadObject: no such commit.
         """
-        if relpath not in self._contents:
-            self._contents[relpath] = self._repo.git.cat_file(
-                "blob", entry.sha, stdout_as_string=False, strip_newline_in_stdout=False
-            )
-        return self._contents[relpath]
+        if commit not in self._trees:
+            header = self._objects.read(commit).partition(b"\n")[0]
+            self._trees[commit] = header.removeprefix(b"tree ").decode("ascii")
+        return self._trees[commit]
 
-    def committed(self, relpath: str, data: bytes) -> None:
-        """Record that ``HEAD``, as last listed, just got one commit storing ``data`` at ``relpath`` as a plain file.
+    def entry(self, relpath: str, commit: str | None = None) -> TreeEntry | None:
+        """The entry of ``relpath`` in the tree of ``commit`` (default: ``HEAD``), or None when it holds no such path.
 
         Raises:
             ValueError: ``HEAD`` names no commit.
+            gitdb.exc.BadObject: an object is missing.
         """
-        if self._sha is None:
-            return
-        for folder in PurePosixPath(relpath).parents:
-            if folder.parts:
-                self._entries.setdefault(folder.as_posix(), HeadEntry(_TREE_MODE, "tree", ""))
-        self._entries[relpath] = HeadEntry(REGULAR_FILE_MODE, "blob", blob_sha(data))
-        self._contents[relpath] = data
-        self._sha = self.head_sha()
+        tree = self.tree_sha(commit or self.head_sha())
+        return self._objects.entry(tree, tuple(relpath.encode("utf-8").split(b"/")))
 
-    def forget(self) -> None:
-        """List the tree again on the next question (after a commit this object did not follow)."""
-        self._sha = None
+    def content(self, entry: TreeEntry) -> bytes:
+        """The bytes of the blob ``entry`` (from ``entry()``).
 
-    def _follow_head(self) -> None:
-        sha = self.head_sha()
-        if sha == self._sha:
-            return
-        output = self._repo.git.ls_tree("-r", "-t", "-z", "--full-tree", sha, strip_newline_in_stdout=False)
-        entries = {}
-        for record in output.split("\0"):
-            meta, tab, path = record.partition("\t")
-            if tab:
-                mode, kind, object_sha = meta.split()
-                entries[path] = HeadEntry(int(mode, 8), kind, object_sha)
-        self._sha, self._entries, self._contents = sha, entries, {}
+        Raises:
+            gitdb.exc.BadObject: the blob is missing.
+        """
+        return self._objects.read(entry.sha)
 
 
 def attribute_files_outside_tree(repo: git.Repo) -> bool:

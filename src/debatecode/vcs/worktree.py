@@ -12,18 +12,24 @@ commit there, with trailers that tie it to the debate::
 
 Git runs as ``debatecode <debatecode@localhost>`` with signing, hooks and
 line-ending conversion off, so the user's git config (or its absence) never
-changes what is recorded. Git and GitPython errors leave this module only as
+changes what is recorded. The per-version path starts no git process: reads
+come from the object database, and a plain file's commit (blob, trees,
+commit, branch, reflog, index) is written in process as ``git commit`` would
+write it (``_direct``); where that is not certain (attributes, an executable
+bit, an unusual index or configuration) git's own commands make the commit. Git and GitPython errors leave this module only as
 ``VersionControlError`` naming the path. Objects here are not thread-safe.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from debatecode.errors import VersionControlError
 from debatecode.vcs import history
+from debatecode.vcs._direct import DirectCommits, git_config, identity, in_process_blocker
 from debatecode.vcs._git import (
     BRANCH_PREFIX,
     INITIAL_MESSAGE,
@@ -33,6 +39,7 @@ from debatecode.vcs._git import (
     SESSION_TRAILER,
     WORKTREES_DIR,
     CommitInfo,
+    DirectWriteRefused,
     blob_sha,
     compose_message,
     git,
@@ -42,8 +49,12 @@ from debatecode.vcs._git import (
     unified_diff,
 )
 from debatecode.vcs._head import HeadFiles, attribute_files_outside_tree
+from debatecode.vcs._objects import ObjectStore, commit_object
+from debatecode.vcs._refs import reflog_line, update_ref
 
 __all__ = ["BRANCH_PREFIX", "WORKTREES_DIR", "CommitInfo", "SessionWorktree", "VersionRepository"]
+
+logger = logging.getLogger(__name__)
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -54,6 +65,8 @@ class _HeadState:
 
     tracked: bool
     changed: bool
+    parent: str
+    tree: str
 
 
 class VersionRepository:
@@ -234,12 +247,31 @@ class VersionRepository:
                 self._repo.git.worktree("prune")
 
     def _start_history(self, created: bool) -> None:
-        """Give ``main`` an empty first commit (by plumbing: files in the folder stay untracked).
+        """Give ``main`` an empty first commit (objects and ref only: files in the folder stay untracked).
 
         ``created``: this object just ran ``git init``, so ``main`` has no
         commit unless another process made it meanwhile (``update-ref`` finds out).
         """
         g = self._repo.git
+        common = Path(self._repo.common_dir)
+        if created and in_process_blocker(git_config(common)) is None:
+            # git init wrote HEAD -> main; write what mktree, commit-tree and update-ref would, without the processes
+            objects = ObjectStore(common / "objects")
+            who = identity()
+            first = objects.store("commit", commit_object(objects.store("tree", b""), [], who, INITIAL_MESSAGE + "\n"))
+            try:
+                update_ref(
+                    common,
+                    f"refs/heads/{MAIN_BRANCH}",
+                    first,
+                    None,  # only if it does not exist yet
+                    reflog=reflog_line(None, first, who, ""),
+                    head_logs=(Path(self._repo.git_dir) / "logs" / "HEAD",),
+                )
+            except DirectWriteRefused:
+                if not self._branch_exists(MAIN_BRANCH):  # else another process just started it
+                    raise
+            return
         if created or not self._branch_exists(MAIN_BRANCH):
             empty_tree = g.mktree()
             first = g.commit_tree(empty_tree, "-m", INITIAL_MESSAGE)
@@ -310,8 +342,15 @@ class SessionWorktree:
         with git_errors(path, "open the worktree"):
             self._repo = git.Repo(path)
             self._repo.git.update_environment(**git_environment())
-            self._head = HeadFiles(self._repo)
+            common = Path(self._repo.common_dir)
+            objects = ObjectStore(common / "objects")
+            self._head = HeadFiles(self._repo, objects)
             self._outside_attributes = attribute_files_outside_tree(self._repo)
+            config = git_config(common)
+            blocker = in_process_blocker(config)
+            self._direct = DirectCommits(Path(self._repo.git_dir), common, objects, config) if blocker is None else None
+        if blocker is not None:
+            logger.info("session %s: git makes every commit (%s)", session_id, blocker)
 
     def __repr__(self) -> str:
         return f"SessionWorktree({self.session_id!r}, {str(self.path)!r})"
@@ -365,14 +404,17 @@ class SessionWorktree:
             if state is None:
                 self._stage_compare_commit(rel, text)
             elif state.changed:
+                if self._direct is not None:
+                    try:
+                        return self._direct.commit(rel, data, target, text, state.parent, state.tree)
+                    except DirectWriteRefused as exc:
+                        logger.info("git commits %s in %s: %s", rel, self.path, exc)
                 try:
                     if not state.tracked:  # ``git commit -- <path>`` takes only paths git already knows
                         self._repo.git.add("--", rel)
                     self._repo.git.commit("--quiet", "--no-verify", "-m", text, "--", rel)
                 except git.GitCommandError:
                     self._stage_compare_commit(rel, text)  # git saw the file otherwise: its full check decides
-                else:
-                    self._head.committed(rel, data)
             return self._head.head_sha()
 
     def diff_from_previous(self, relpath: str, content: str) -> str:
@@ -393,7 +435,7 @@ class SessionWorktree:
                 return unified_diff(None, content, rel)
             if entry.kind != "blob":
                 raise VersionControlError(f"cannot diff {rel} in {self.path}: it is a {entry.kind_name}, not a file")
-            previous = self._head.content(rel, entry).decode("utf-8", errors="replace")
+            previous = self._head.content(entry).decode("utf-8", errors="replace")
         return unified_diff(previous, content, rel)
 
     def log(self, branch: str | None = None) -> list[CommitInfo]:
@@ -446,16 +488,17 @@ class SessionWorktree:
         """
         if self._attributes_may_apply(rel) or target.stat().st_mode & 0o111:
             return None
-        entry = self._head.entry(rel)
+        parent = self._head.head_sha()
+        tree = self._head.tree_sha(parent)
+        entry = self._head.entry(rel, parent)
         if entry is None:
-            return _HeadState(tracked=False, changed=True)
+            return _HeadState(tracked=False, changed=True, parent=parent, tree=tree)
         if entry.kind != "blob" or entry.mode != REGULAR_FILE_MODE:
             return None
-        return _HeadState(tracked=True, changed=entry.sha != blob_sha(data))
+        return _HeadState(tracked=True, changed=entry.sha != blob_sha(data), parent=parent, tree=tree)
 
     def _stage_compare_commit(self, rel: str, text: str) -> None:
         """Stage ``rel`` and commit it if the staged file differs from ``HEAD``, asking git each step."""
-        self._head.forget()
         g = self._repo.git
         g.add("--", rel)
         changed, _, stderr = g.diff(
