@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 DEMO_TASK ?= examples/tasks/fizzbuzz.md
 DEMO_OUT ?= demo-out
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test` (0: one process); a file's tests stay on one worker (conftest.py).
+TEST_WORKERS ?= 2
 TORCH_VERSION ?= 2.13.0
 
 export LITELLM_LOCAL_MODEL_COST_MAP := True
@@ -52,7 +54,7 @@ demo: image
 	echo "Next: .venv/bin/debatecode sessions list   ·   cat $(DEMO_OUT)/report.md   ·   git -C $(DEMO_OUT) branch --list 'debate/*'"
 
 test: image
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 challenges: image
 	$(BIN)/python -m challenges.run

@@ -4,6 +4,9 @@
   ``allow_model_requests`` fixture (checked in the one place that sends them).
 - ``requires_docker`` skips a test when no Docker engine or sandbox image is
   usable, and *fails* it instead when ``DEBATECODE_REQUIRE_DOCKER=1`` (CI).
+- Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``) a file's
+  tests stay together on one worker, and the files that start a Ray instance
+  share one group, so two local Ray clusters never run at once.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ os.environ["DEBATECODE_ALLOW_MODEL_REQUESTS"] = "0"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parent
 
 
 def docker_required() -> bool:
@@ -88,3 +91,27 @@ def ctrl_c_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+SERIAL_GROUPS = {
+    "ray": (
+        "tests/bench/test_ray_executor.py",
+        "tests/bench/test_swebench_ray.py",
+        "tests/e2e/test_challenges.py",  # the ray_benchmark journey
+    ),
+}
+"""Files whose tests must never run at the same time as each other's, by group name."""
+
+
+def _xdist_group(relpath: str) -> str:
+    for group, files in SERIAL_GROUPS.items():
+        if relpath in files:
+            return group
+    return relpath
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give every test its file's xdist group (or a shared one from ``SERIAL_GROUPS``)."""
+    for item in items:
+        relpath = Path(str(item.path)).resolve().relative_to(REPO_ROOT).as_posix()
+        item.add_marker(pytest.mark.xdist_group(_xdist_group(relpath)))
