@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.support.source_ast import parse_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
@@ -79,7 +80,7 @@ def _imports(module: str, is_package: bool, source_text: str) -> list[tuple[int,
     """``(line, module)`` for each ``debatecode`` module that ``module`` (whose source is given) imports."""
     package = module if is_package else module.rpartition(".")[0]
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source_text, filename=module)):
+    for node in ast.walk(parse_source(source_text, filename=module)):
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

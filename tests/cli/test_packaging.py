@@ -13,6 +13,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from tests.cli.helpers import REPO
+from tests.support.source_ast import parse_source
 
 SRC = REPO / "src" / "debatecode"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -43,7 +44,7 @@ def _third_party_imports() -> dict[str, str]:
     for path in sorted(SRC.rglob("*.py")):
         if "_guest" in path.parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_source(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 modules = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.source_ast import parse_source
+
 import debatecode.agents.prompts
 import debatecode.llm
 import debatecode.llm.client
@@ -46,10 +48,10 @@ def test_no_other_module_defines_them() -> None:
             continue
         relative = path.relative_to(PACKAGE).as_posix()
         copies.extend(
-            f"{relative}: {name}" for name in sorted(_definitions(ast.parse(path.read_text("utf-8"))) & shared)
+            f"{relative}: {name}" for name in sorted(_definitions(parse_source(path.read_text("utf-8"))) & shared)
         )
     assert not copies, "import these from debatecode.llm.types instead of defining them:\n" + "\n".join(copies)
-    assert _definitions(ast.parse(HOME.read_text(encoding="utf-8"))) >= shared
+    assert _definitions(parse_source(HOME.read_text(encoding="utf-8"))) >= shared
 
 
 def test_estimate_tokens_is_characters_over_four_rounded_up() -> None:
