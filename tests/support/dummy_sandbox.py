@@ -79,6 +79,14 @@ class DummySandbox(Sandbox):
             return ExecResult(
                 status="timeout", exit_code=None, duration_s=time.monotonic() - started, backend=self.name
             )
+        except BaseException:
+            # Cancelled (or failed) half-way: kill and reap the process here, so that its transport is not left
+            # to a finalizer that runs after the loop has closed (and can then break CPython 3.11's ast.parse).
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(BaseException):
+                await proc.wait()
+            raise
         cap = job.limits.output_bytes
         files = {}
         for relpath in job.collect:
