@@ -8,9 +8,8 @@ DEMO_TASK ?= examples/tasks/fizzbuzz.md
 DEMO_OUT ?= demo-out
 PYTEST_ARGS ?=
 # pytest-xdist workers for `make test` (0: one process); a file's tests stay on one worker (conftest.py).
-# One process by default: with 2 workers, the start-up sweep of orphaned containers done by any Docker sandbox
-# can race the two tests that make a dead owner's container and sweep it themselves (docs/development.md).
-TEST_WORKERS ?= 0
+# Two pytest-xdist workers; TEST_WORKERS=0 runs the suite in one process (docs/development.md).
+TEST_WORKERS ?= 2
 TORCH_VERSION ?= 2.13.0
 
 export LITELLM_LOCAL_MODEL_COST_MAP := True

@@ -21,6 +21,10 @@ import pytest
 os.environ["DEBATECODE_ALLOW_MODEL_REQUESTS"] = "0"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# No start-up sweep of orphaned containers in the suite: under xdist another
+# worker's sweep would remove the dead-owner containers the sweep tests make
+# for themselves. The sweep tests call the sweep explicitly (SERIAL_GROUPS).
+os.environ["DEBATECODE_SANDBOX__SWEEP_ON_START"] = "false"
 
 REPO_ROOT = Path(__file__).resolve().parent
 
@@ -99,13 +103,18 @@ SERIAL_GROUPS = {
         "tests/bench/test_swebench_ray.py",
         "tests/e2e/test_challenges.py",  # the ray_benchmark journey
     ),
+    # Each removes every dead-owner container it finds, the other's included.
+    "docker-sweep": (
+        "tests/sandbox/test_sandbox_cli.py::test_cleanup_removes_a_dead_owners_container_and_keeps_a_live_ones",
+        "tests/sandbox/test_sandbox_docker_pool.py::test_start_up_sweep_removes_a_dead_owners_container_and_keeps_a_live_ones",
+    ),
 }
-"""Files whose tests must never run at the same time as each other's, by group name."""
+"""Files (or single tests, by node id) that must never run at the same time as each other, by group name."""
 
 
-def _xdist_group(relpath: str) -> str:
-    for group, files in SERIAL_GROUPS.items():
-        if relpath in files:
+def _xdist_group(nodeid: str, relpath: str) -> str:
+    for group, members in SERIAL_GROUPS.items():
+        if relpath in members or nodeid in members:
             return group
     return relpath
 
@@ -114,4 +123,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Give every test its file's xdist group (or a shared one from ``SERIAL_GROUPS``)."""
     for item in items:
         relpath = Path(str(item.path)).resolve().relative_to(REPO_ROOT).as_posix()
-        item.add_marker(pytest.mark.xdist_group(_xdist_group(relpath)))
+        item.add_marker(pytest.mark.xdist_group(_xdist_group(item.nodeid, relpath)))

@@ -11,17 +11,17 @@ results came back.
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli.helpers import REPO, run_cli
+from tests.cli.helpers import REPO
 from tests.support import humaneval_scripted, sweep_scripted
 from tests.support.dummy_sandbox import DummySandbox
 from tests.support.humaneval_scripted import mixed_config, rows, without_time
+from tests.support.ray_cli import assert_exits_2_without_ray_and_3_when_the_address_does_not_answer
 from tests.support.ray_worker import HOOK
 
 import debatecode.sandbox
@@ -197,12 +197,6 @@ def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
     assert INSTALL_HINT in str(missing.value) and missing.value.exit_code == ExitCode.BAD_INPUT
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_the_cli_exits_2_without_ray_and_3_when_the_address_does_not_answer(tmp_path: Path) -> None:
     config = tmp_path / "debatecode.toml"
@@ -211,14 +205,4 @@ def test_the_cli_exits_2_without_ray_and_3_when_the_address_does_not_answer(tmp_
     args = ["bench", "humaneval", "--limit", "1", "--strategy", "single", "--config", str(config), "--executor", "ray"]
     args += ["--model", model, "--out", str(tmp_path / "out")]
 
-    no_ray = tmp_path / "no-ray"
-    (no_ray / "ray").mkdir(parents=True)
-    (no_ray / "ray" / "__init__.py").write_text("raise ImportError('ray is not installed here')\n")
-    missing = run_cli(*args, cwd=tmp_path, env={"PYTHONPATH": str(no_ray)})
-    assert missing.returncode == ExitCode.BAD_INPUT, missing.stderr
-    assert "pip install 'debatecode[ray]'" in " ".join(missing.stderr.split())
-
-    address = f"127.0.0.1:{_closed_port()}"
-    unreachable = run_cli(*args, "--ray-address", address, cwd=tmp_path, timeout=120)
-    assert unreachable.returncode == ExitCode.RUN_FAILED, unreachable.stderr
-    assert f"the Ray cluster at {address} does not answer" in " ".join(unreachable.stderr.split())
+    assert_exits_2_without_ray_and_3_when_the_address_does_not_answer(args, tmp_path)

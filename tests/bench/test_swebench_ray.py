@@ -11,7 +11,6 @@ own and returns the files; the driver alone writes them under ``--out``.
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import uuid
 from collections.abc import Iterator
@@ -21,7 +20,8 @@ from typing import Any
 import pytest
 from tests.bench_swebench.fake_grading import BROKEN_PATCH, FOREIGN_PATCH, CalcBench, build_bench
 from tests.bench_swebench.solve_fixtures import config_for
-from tests.cli.helpers import REPO, run_cli
+from tests.cli.helpers import REPO
+from tests.support.ray_cli import assert_exits_2_without_ray_and_3_when_the_address_does_not_answer
 from tests.support.swebench_ray_worker import HOOK, SOLVER, solver_model
 
 from debatecode.bench.swebench import Prediction, RunSummary, remote
@@ -275,27 +275,11 @@ def test_one_process_at_a_time_builds_an_image_tag_on_a_machine() -> None:
     waiting.join()
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_the_cli_exits_2_without_ray_and_3_when_the_address_does_not_answer(tmp_path: Path) -> None:
     dataset = REPO / "benchmarks" / "swebench-local" / "instances.jsonl"
     args = ["bench", "swebench", "--dataset", str(dataset), "--predictions", "gold", "--executor", "ray"]
     args += ["--out", str(tmp_path / "out")]
 
-    no_ray = tmp_path / "no-ray"
-    (no_ray / "ray").mkdir(parents=True)
-    (no_ray / "ray" / "__init__.py").write_text("raise ImportError('ray is not installed here')\n")
-    missing = run_cli(*args, cwd=tmp_path, env={"PYTHONPATH": str(no_ray)})
-    assert missing.returncode == ExitCode.BAD_INPUT, missing.stderr
-    assert "pip install 'debatecode[ray]'" in " ".join(missing.stderr.split())
-
     # Grading opens no store: the default SQLite store_url must not be refused with a cluster address.
-    address = f"127.0.0.1:{_closed_port()}"
-    unreachable = run_cli(*args, "--ray-address", address, cwd=tmp_path, timeout=120)
-    assert unreachable.returncode == ExitCode.RUN_FAILED, unreachable.stderr
-    assert f"the Ray cluster at {address} does not answer" in " ".join(unreachable.stderr.split())
+    assert_exits_2_without_ray_and_3_when_the_address_does_not_answer(args, tmp_path)

@@ -134,8 +134,9 @@ async def test_outcomes_persist_as_json_and_load_back(task: Task) -> None:
 @pytest.mark.docker
 async def test_hook_point_runs_tests_and_benchmark_in_the_docker_sandbox(task: Task, requires_docker: None) -> None:
     from debatecode.sandbox.docker import DockerSandbox
+    from debatecode.sandbox.settings import SandboxSettings
 
-    sandbox = DockerSandbox()
+    sandbox = DockerSandbox(SandboxSettings(sweep_on_start=False))
     try:
         settings = HooksSettings(thresholds=ValidationThresholds(benchmark_runs=2))
         outcome = await HookRunner(settings, sandbox, task).run(HookPoint.POST_CONVERGENCE, EVIL)

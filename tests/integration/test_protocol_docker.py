@@ -30,7 +30,7 @@ ALL_PHASES = [
 @pytest.fixture
 def docker_harness(tmp_path: Path, requires_docker: None) -> Iterator[Harness]:
     harness = Harness(tmp_path)
-    harness.sandbox = DockerSandbox(SandboxSettings())
+    harness.sandbox = DockerSandbox(SandboxSettings(sweep_on_start=False))
     yield harness
     harness.close()
 

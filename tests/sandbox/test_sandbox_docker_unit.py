@@ -262,3 +262,37 @@ async def test_oversized_payload_is_a_sandbox_error_before_any_container() -> No
     with pytest.raises(SandboxError, match="limit"):
         await make(FakeClient(containers=containers)).run(job)
     assert containers.created == []
+
+
+async def test_start_up_sweep_runs_once_per_engine_and_not_when_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from debatecode.sandbox import docker as docker_module
+    from debatecode.sandbox._hygiene import SweepReport
+
+    monkeypatch.setattr(docker_module, "_SWEPT", set())
+    monkeypatch.setenv("DOCKER_HOST", "unix:///engine-a.sock")
+    calls: list[str] = []
+
+    def fake_sweep(self: DockerSandbox, *, everything: bool = False, dry_run: bool = False) -> SweepReport:
+        calls.append(docker_module.engine_address())
+        return SweepReport()
+
+    monkeypatch.setattr(DockerSandbox, "sweep", fake_sweep)
+    off = DockerSandbox(SandboxSettings(sweep_on_start=False), client=FakeClient())  # type: ignore[arg-type]
+    await off._sweep_once()
+    assert calls == [], "sweep_on_start=false never sweeps"
+    on = DockerSandbox(SandboxSettings(), client=FakeClient())  # type: ignore[arg-type]
+    await on._sweep_once()
+    await DockerSandbox(SandboxSettings(), client=FakeClient())._sweep_once()  # type: ignore[arg-type]
+    assert calls == ["unix:///engine-a.sock"], "one sweep per engine and process"
+    monkeypatch.setenv("DOCKER_HOST", "unix:///engine-b.sock")
+    await on._sweep_once()
+    assert calls == ["unix:///engine-a.sock", "unix:///engine-b.sock"]
+
+
+def test_sweep_on_start_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from debatecode.config import load_config
+
+    monkeypatch.setenv("DEBATECODE_SANDBOX__SWEEP_ON_START", "true")
+    assert load_config(use_file=False).sandbox.sweep_on_start is True
+    monkeypatch.setenv("DEBATECODE_SANDBOX__SWEEP_ON_START", "false")
+    assert load_config(use_file=False).sandbox.sweep_on_start is False
