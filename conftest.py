@@ -120,7 +120,9 @@ def _xdist_group(nodeid: str, relpath: str) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give every test its file's xdist group (or a shared one from ``SERIAL_GROUPS``)."""
+    """Give every test its file's xdist group (or a shared one from ``SERIAL_GROUPS``), when xdist is loaded."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
     for item in items:
         relpath = Path(str(item.path)).resolve().relative_to(REPO_ROOT).as_posix()
         item.add_marker(pytest.mark.xdist_group(_xdist_group(item.nodeid, relpath)))

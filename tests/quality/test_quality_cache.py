@@ -78,3 +78,29 @@ def test_the_cache_keeps_only_the_latest_versions(ruff_runs: list[str], monkeypa
     for code in ("a = 1\n", "b = 2\n", "c = 3\n", "a = 1\n"):
         analyze(code, test_pass_rate=None)
     assert ruff_runs == ["a = 1\n", "b = 2\n", "c = 3\n", "a = 1\n"]
+
+
+async def test_analyze_async_measures_in_a_thread_and_scores_a_cached_version_on_the_caller(
+    ruff_runs: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import threading
+
+    threads: list[str] = []
+    real_analyze = analyzer.analyze
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return real_analyze(*args, **kwargs)
+
+    monkeypatch.setattr(analyzer, "analyze", recording)
+    first = await analyzer.analyze_async(CODE, test_pass_rate=1.0)
+    again = await analyzer.analyze_async(CODE, test_pass_rate=0.5)
+    other = await analyzer.analyze_async(CODE, test_pass_rate=None, settings=QualitySettings(ruff_config="project"))
+    loop_thread = threading.current_thread().name
+    assert threads[0] != loop_thread, "a new version is measured in a worker thread"
+    assert threads[1] == loop_thread, "a cached version needs no thread"
+    assert threads[2] != loop_thread, "a project ruff configuration is never cached"
+    assert ruff_runs == [CODE, CODE]
+    assert again.lint == first.lint and again.components["tests"] == 0.5 and other.test_pass_rate is None
+    assert asyncio.get_running_loop().is_running()

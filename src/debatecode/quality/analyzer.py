@@ -146,6 +146,10 @@ class _MeasurementCache:
                 self._entries.move_to_end(key)
         return found.copy() if found is not None else None
 
+    def contains(self, key: tuple[str, ...]) -> bool:
+        with self._lock:
+            return key in self._entries
+
     def put(self, key: tuple[str, ...], measured: _Measurement) -> None:
         with self._lock:
             self._entries[key] = measured.copy()
@@ -161,6 +165,14 @@ class _MeasurementCache:
 _CACHE = _MeasurementCache(CACHE_SIZE)
 
 
+def _cache_key(code: str, settings: QualitySettings, filename: str, cwd: Path | None) -> tuple[str, ...] | None:
+    """The cache key of a measurement, or None when it must not be cached (a project ruff configuration)."""
+    if settings.ruff_config != "builtin":
+        return None
+    digest = hashlib.sha256(code.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return (digest, filename, str(cwd or ""), settings.model_dump_json())
+
+
 def _measure_cached(code: str, settings: QualitySettings, filename: str, cwd: Path | None) -> _Measurement:
     """``_measure``, answered from the cache for a code version measured before with the same settings.
 
@@ -168,10 +180,9 @@ def _measure_cached(code: str, settings: QualitySettings, filename: str, cwd: Pa
     the result also depends on configuration files that may change. A
     measurement with a tool error is not kept, so the next call tries again.
     """
-    if settings.ruff_config != "builtin":
+    key = _cache_key(code, settings, filename, cwd)
+    if key is None:
         return _measure(code, settings, filename, cwd)
-    digest = hashlib.sha256(code.encode("utf-8", errors="surrogatepass")).hexdigest()
-    key = (digest, filename, str(cwd or ""), settings.model_dump_json())
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
@@ -230,9 +241,15 @@ async def analyze_async(
 ) -> QualityReport:
     """``analyze`` in a worker thread, so the event loop keeps serving other agents.
 
+    A code version measured before is scored on the calling thread: no tool
+    runs, so a thread would only add its hand-over.
+
     Raises:
         ValueError: ``test_pass_rate`` is outside 0-1.
     """
+    key = _cache_key(code, settings or QualitySettings(), filename, cwd)
+    if key is not None and _CACHE.contains(key):
+        return analyze(code, test_pass_rate=test_pass_rate, settings=settings, filename=filename, cwd=cwd)
     return await asyncio.to_thread(
         analyze, code, test_pass_rate=test_pass_rate, settings=settings, filename=filename, cwd=cwd
     )
