@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import git.cmd
 import pytest
 
 from debatecode.vcs import VersionRepository
@@ -63,3 +65,17 @@ def repo(out_dir: Path, empty_home: Path) -> Iterator[VersionRepository]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def git_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The git subcommands GitPython starts while the test runs."""
+    calls: list[str] = []
+    real_popen = git.cmd.safer_popen
+
+    def counting_popen(args: Any, *rest: Any, **kwargs: Any) -> Any:
+        calls.append(next(str(arg) for arg in args[1:] if not str(arg).startswith("-")))
+        return real_popen(args, *rest, **kwargs)
+
+    monkeypatch.setattr(git.cmd, "safer_popen", counting_popen)
+    yield calls

@@ -47,11 +47,11 @@ def test_a_new_session_in_a_new_folder_starts_few_git_processes(
         git_calls.clear()
         worktree.close()
         closed = subcommands(git_calls)
-    # the first commit, its tree and main are written in process; only init and worktree add start git
-    assert opened == ["init", "worktree"]
+    # init, the first commit and the worktree are written in process
+    assert opened == []
     # diffs, new files, changed files and repeats are read and written in process
     assert versions == []
-    assert closed == ["worktree"]
+    assert closed == []
 
 
 def test_versions_seen_by_the_shortcut_match_git(repo: VersionRepository, out_dir: Path, git_cli: Git) -> None:

@@ -55,8 +55,8 @@ def identity(timestamp: int | None = None) -> str:
     return f"{AUTHOR_NAME} <{AUTHOR_EMAIL}> {now} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
 
 
-def _config_files(common_dir: Path) -> list[Path]:
-    """The configuration files git reads for this repository, in order (system, global, repository)."""
+def _config_files(common_dir: Path | None) -> list[Path]:
+    """The configuration files git reads for this repository, in order (system, global, repository unless None)."""
     files: list[Path] = []
     if not os.environ.get("GIT_CONFIG_NOSYSTEM"):
         files.append(Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
@@ -66,12 +66,15 @@ def _config_files(common_dir: Path) -> list[Path]:
         home = Path.home()
         files.append(Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config")
         files.append(home / ".gitconfig")
-    files.append(common_dir / "config")
+    if common_dir is not None:
+        files.append(common_dir / "config")
     return files
 
 
-def git_config(common_dir: Path) -> dict[str, str]:
+def git_config(common_dir: Path | None) -> dict[str, str]:
     """Git's configuration for the repository: ``section[.subsection].key`` (section and key lower-cased) -> last value.
+
+    ``common_dir`` None: the system's and the user's configuration only (for a repository not made yet).
 
     Read again only when one of the files changed (by path, size and modification time).
 

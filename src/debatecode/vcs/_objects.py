@@ -96,6 +96,10 @@ class ObjectStore:
         data: bytes = stream.read()
         return data
 
+    def has(self, sha: str) -> bool:
+        """Whether object ``sha`` is in the database (loose, packed or in an alternate)."""
+        return bool(self._db.has_object(bytes.fromhex(sha)))
+
     def store(self, kind: str, data: bytes) -> str:
         """Store ``data`` as a loose object of ``kind`` (``blob``, ``tree``, ``commit``) unless it is one; return its sha.
 

@@ -12,24 +12,28 @@ commit there, with trailers that tie it to the debate::
 
 Git runs as ``debatecode <debatecode@localhost>`` with signing, hooks and
 line-ending conversion off, so the user's git config (or its absence) never
-changes what is recorded. The per-version path starts no git process: reads
-come from the object database, and a plain file's commit (blob, trees,
-commit, branch, reflog, index) is written in process as ``git commit`` would
-write it (``_direct``); where that is not certain (attributes, an executable
-bit, an unusual index or configuration) git's own commands make the commit. Git and GitPython errors leave this module only as
+changes what is recorded. A session in a new output folder starts no git
+process: ``git init`` (``_init``), ``git worktree add`` / ``list`` / ``prune``
+/ ``remove`` (``_worktrees``) and each plain file's commit (blob, trees,
+commit, branch, reflog, index; ``_direct``) are written in process as git
+would write them, and reads come from the object database. Where that is not
+certain (attributes, an executable bit, a non-empty ``HEAD`` to check out, a
+resumed branch, an unusual index, configuration or environment) git's own
+commands do it. Git and GitPython errors leave this module only as
 ``VersionControlError`` naming the path. Objects here are not thread-safe.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from debatecode.errors import VersionControlError
 from debatecode.vcs import history
-from debatecode.vcs._direct import DirectCommits, git_config, identity, in_process_blocker
+from debatecode.vcs._direct import DirectCommits, git_config, in_process_blocker
 from debatecode.vcs._git import (
     BRANCH_PREFIX,
     INITIAL_MESSAGE,
@@ -49,8 +53,18 @@ from debatecode.vcs._git import (
     unified_diff,
 )
 from debatecode.vcs._head import HeadFiles, attribute_files_outside_tree
-from debatecode.vcs._objects import ObjectStore, commit_object
-from debatecode.vcs._refs import reflog_line, update_ref
+from debatecode.vcs._init import exclude_worktrees, init_blocker, init_repository, start_history
+from debatecode.vcs._objects import ObjectStore
+from debatecode.vcs._refs import read_ref, symbolic_head
+from debatecode.vcs._worktrees import (
+    add_blocker,
+    add_new_branch,
+    link_intact,
+    listed,
+    prune_stale,
+    registrations,
+    remove,
+)
 
 __all__ = ["BRANCH_PREFIX", "WORKTREES_DIR", "CommitInfo", "SessionWorktree", "VersionRepository"]
 
@@ -73,7 +87,8 @@ class VersionRepository:
     """The git repository at an output folder, holding one branch per debate session.
 
     Opening it creates the folder and ``git init``s it when it is not a
-    repository yet, gives it an empty first commit on ``main`` when it has no
+    repository yet (in process where certain: the repository then appears
+    whole), gives it an empty first commit on ``main`` when it has no
     commits, and excludes ``.worktrees/`` from its status. A folder nested in
     another repository gets a repository of its own, so debates never add
     branches to the enclosing project.
@@ -95,16 +110,12 @@ class VersionRepository:
             raise VersionControlError(f"{self.path} holds no debatecode version history (no git repository)")
         with git_errors(self.path, "open the version repository"):
             self.path.mkdir(parents=True, exist_ok=True)
-            created = not (self.path / ".git").exists()
-            if created:
-                init = git.Git(self.path)
-                init.update_environment(**self._environment)
-                init.init(f"--initial-branch={MAIN_BRANCH}", "--quiet")
+            created = not (self.path / ".git").exists() and self._initialise()
             self._repo = git.Repo(self.path)
             self._repo.git.update_environment(**self._environment)
-            if not self._repo.head.is_valid():
+            if not self._has_commits():
                 self._start_history(created)
-            self._exclude_worktrees()
+            exclude_worktrees(Path(self._repo.common_dir))
 
     def __repr__(self) -> str:
         return f"VersionRepository({str(self.path)!r})"
@@ -138,7 +149,8 @@ class VersionRepository:
         branch = BRANCH_PREFIX + session_id
         path = self.path / WORKTREES_DIR / session_id
         with git_errors(path, f"open the worktree of session {session_id}"):
-            if (path / ".git").is_file():
+            in_process = self._in_process_blocker() is None
+            if (path / ".git").is_file() and not (in_process and link_intact(self._common_dir, path)):
                 # A worktree moved along with out_dir: re-link it before pruning.
                 self._repo.git.worktree("repair", str(path), with_exceptions=False)
             registered = self._registered_worktrees()
@@ -150,6 +162,11 @@ class VersionRepository:
                 if not path.is_dir() or any(path.iterdir()):
                     raise VersionControlError(f"{path} exists but is not a git worktree; move it away and retry")
                 path.rmdir()
+            if self._add_in_process(path, branch):
+                return SessionWorktree(self, session_id, path, branch)
+            if in_process and read_ref(self._common_dir, f"refs/heads/{branch}") is not None:  # a resumed session
+                self._repo.git.worktree("add", "--quiet", str(path), branch)
+                return SessionWorktree(self, session_id, path, branch)
             try:  # a new session's branch first: it needs no check, and git refuses a branch that exists
                 self._repo.git.worktree("add", "--quiet", "-b", branch, str(path), "HEAD")
             except git.GitCommandError:
@@ -238,13 +255,70 @@ class VersionRepository:
         return history.export_tree(self._repo, self.path, ref, Path(dest))
 
     def _remove_worktree(self, path: Path) -> None:
+        in_process = self._in_process_blocker() is None
         with git_errors(path, "remove the worktree"):
             if path.is_dir():
                 # --force: a worktree left by a crash may hold uncommitted files;
                 # every version worth keeping is already committed on the branch.
+                if in_process:
+                    try:
+                        remove(self._common_dir, path)
+                        return
+                    except DirectWriteRefused as exc:
+                        logger.info("git removes the worktree %s: %s", path, exc)
                 self._repo.git.worktree("remove", "--force", str(path))  # also drops its entry in .git/worktrees
-            else:
+            elif not in_process or prune_stale(self._common_dir) is None:
                 self._repo.git.worktree("prune")
+
+    @property
+    def _common_dir(self) -> Path:
+        return Path(self._repo.common_dir)
+
+    def _in_process_blocker(self) -> str | None:
+        """Why this repository's session-level git work (worktrees) must run as git's commands, or None."""
+        return in_process_blocker(git_config(self._common_dir))
+
+    def _initialise(self) -> bool:
+        """Make the folder a repository; True when ``git init`` ran as a process (its history is still to start).
+
+        In process, the new repository appears whole: layout, first commit on ``main``, exclude line.
+        """
+        blocker = init_blocker(git_config(None))  # not the new repository's: another process may be making it
+        if blocker is None:
+            try:
+                init_repository(self.path, MAIN_BRANCH, start_history)
+                return False
+            except DirectWriteRefused as exc:
+                blocker = str(exc)
+        logger.info("git init runs in %s: %s", self.path, blocker)
+        init = git.Git(self.path)
+        init.update_environment(**self._environment)
+        init.init(f"--initial-branch={MAIN_BRANCH}", "--quiet")
+        return True
+
+    def _has_commits(self) -> bool:
+        """Whether ``HEAD`` names a commit, read from the ref files and the object database where they are plain."""
+        ref = symbolic_head(Path(self._repo.git_dir))
+        sha = read_ref(self._common_dir, ref) if ref is not None and ref.startswith("refs/heads/") else None
+        if sha is not None and len(sha) == 40:
+            return ObjectStore(self._common_dir / "objects").has(sha)
+        return bool(self._repo.head.is_valid())  # unborn (no process), detached or unusual: GitPython decides
+
+    def _add_in_process(self, path: Path, branch: str) -> bool:
+        """``git worktree add -b <branch> <path> HEAD`` without a process; False when git's command must do it."""
+        common = self._common_dir
+        if Path(self._repo.git_dir) != common:
+            blocker: str | None = "the output folder is itself a linked worktree"
+        else:
+            blocker = add_blocker(git_config(common))
+        if blocker is None:
+            try:
+                add_new_branch(common, path, branch)
+                return True
+            except DirectWriteRefused as exc:
+                blocker = str(exc)
+        logger.debug("git adds the worktree %s: %s", path, blocker)
+        return False
 
     def _start_history(self, created: bool) -> None:
         """Give ``main`` an empty first commit (objects and ref only: files in the folder stay untracked).
@@ -256,18 +330,8 @@ class VersionRepository:
         common = Path(self._repo.common_dir)
         if created and in_process_blocker(git_config(common)) is None:
             # git init wrote HEAD -> main; write what mktree, commit-tree and update-ref would, without the processes
-            objects = ObjectStore(common / "objects")
-            who = identity()
-            first = objects.store("commit", commit_object(objects.store("tree", b""), [], who, INITIAL_MESSAGE + "\n"))
             try:
-                update_ref(
-                    common,
-                    f"refs/heads/{MAIN_BRANCH}",
-                    first,
-                    None,  # only if it does not exist yet
-                    reflog=reflog_line(None, first, who, ""),
-                    head_logs=(Path(self._repo.git_dir) / "logs" / "HEAD",),
-                )
+                start_history(common)
             except DirectWriteRefused:
                 if not self._branch_exists(MAIN_BRANCH):  # else another process just started it
                     raise
@@ -284,16 +348,6 @@ class VersionRepository:
         if head.read_text(encoding="utf-8").strip() != f"ref: refs/heads/{MAIN_BRANCH}":  # git init wrote it so
             g.symbolic_ref("HEAD", f"refs/heads/{MAIN_BRANCH}")
 
-    def _exclude_worktrees(self) -> None:
-        exclude = Path(self._repo.common_dir) / "info" / "exclude"
-        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-        if f"{WORKTREES_DIR}/" in (line.strip().lstrip("/") for line in existing.splitlines()):
-            return
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        separator = "" if not existing or existing.endswith("\n") else "\n"
-        with exclude.open("a", encoding="utf-8") as handle:
-            handle.write(f"{separator}# debatecode session worktrees\n{WORKTREES_DIR}/\n")
-
     def _branch_exists(self, branch: str) -> bool:
         status, _, _ = self._repo.git.show_ref(
             "--verify", "--quiet", f"refs/heads/{branch}", with_extended_output=True, with_exceptions=False
@@ -305,9 +359,17 @@ class VersionRepository:
 
         A repository without any linked worktree needs no git call to say so.
         """
-        admin = Path(self._repo.common_dir) / "worktrees"
-        if not admin.is_dir() or not any(admin.iterdir()):
+        try:
+            if not os.listdir(self._common_dir / "worktrees"):
+                return {}
+        except (FileNotFoundError, NotADirectoryError):  # none, or the last one removed meanwhile
             return {}
+        if self._in_process_blocker() is None:
+            remaining = prune_stale(self._common_dir)
+            if remaining is None:  # an entry only git's rules can judge
+                self._repo.git.worktree("prune")
+                remaining = registrations(self._common_dir)
+            return listed(remaining)
         self._repo.git.worktree("prune")
         return self._worktrees()
 

@@ -1,0 +1,342 @@
+"""A session's repository, worktree and its removal, written in process, leave exactly the files git's commands leave."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import zlib
+from pathlib import Path
+
+import pytest
+from tests.vcs.conftest import Git
+
+from debatecode.errors import VersionControlError
+from debatecode.vcs import VersionRepository, _direct, _init, _worktrees
+from debatecode.vcs._direct import git_config
+from debatecode.vcs._git import DirectWriteRefused
+from debatecode.vcs._index import read_index
+from debatecode.vcs._init import CONFIG_TEXT, init_blocker
+
+WHEN = 1_700_000_000
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LOOSE_OBJECT = re.compile(r"\.git/objects/[0-9a-f]{2}/[0-9a-f]{38}")
+STAT_BYTES = 24  # an index entry's ctime, mtime, device and inode: they differ between two folders
+
+
+def fixed_identity(timestamp: int | None = None) -> str:
+    return f"debatecode <debatecode@localhost> {WHEN} +0000"
+
+
+@pytest.fixture
+def in_process_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-process writers' reflog and commit dates fixed at ``WHEN`` (git's are fixed through its environment)."""
+    for module in (_direct, _init, _worktrees):
+        monkeypatch.setattr(module, "identity", fixed_identity)
+
+
+def _normalised_index(path: Path) -> object:
+    index = read_index(path)
+    return index.version, [entry[STAT_BYTES:] for entry in index.entries.values()], index.extensions
+
+
+def snapshot(out: Path) -> dict[str, object]:
+    """Every folder and file under ``out`` with its mode and content (objects decompressed, index stat data left out)."""
+    found: dict[str, object] = {}
+    for item in sorted(out.rglob("*")):
+        relative = item.relative_to(out).as_posix()
+        mode = oct(item.lstat().st_mode)
+        if item.is_dir():
+            found[relative + "/"] = mode
+            continue
+        data = item.read_bytes()
+        if LOOSE_OBJECT.fullmatch(relative):
+            data = zlib.decompress(data)
+        if item.name == "index":
+            found[relative] = (mode, _normalised_index(item))
+            continue
+        found[relative] = (mode, data.replace(str(out.resolve()).encode(), b"<out>"))
+    return found
+
+
+def prune_dry_run(out: Path) -> str:
+    """What ``git worktree prune`` would remove and why (git reports it on stderr)."""
+    result = subprocess.run(["git", "worktree", "prune", "-n", "-v"], cwd=out, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stderr.strip()
+
+
+def record(out: Path) -> list[dict[str, object]]:
+    """A session's life in a new folder, with a snapshot after each step."""
+    snapshots = []
+    with VersionRepository(out) as repo:
+        first = repo.open_session("s1")
+        snapshots.append(snapshot(out))
+        first.commit_version("pkg/solution.py", "x = 1\n", "proposal: agent-1")
+        first.commit_version("pkg/solution.py", "x = 2\n", "critique: agent-2")
+        second = repo.open_session("s2")  # another worktree is registered now
+        second.commit_version("solution.py", "y = 1\n", "proposal: agent-1")
+        snapshots.append(snapshot(out))
+        second.close()
+        first.close()
+        snapshots.append(snapshot(out))
+        resumed = repo.open_session("s1")  # its branch exists: git checks it out in both runs
+        resumed.commit_version("pkg/solution.py", "x = 3\n", "optimization: agent-1")
+        resumed.close()
+        snapshots.append(snapshot(out))
+    return snapshots
+
+
+def test_a_session_written_in_process_leaves_the_files_git_leaves(
+    tmp_path: Path,
+    empty_home: Path,
+    git_cli: Git,
+    monkeypatch: pytest.MonkeyPatch,
+    git_processes: list[str],
+    in_process_clock: None,
+) -> None:
+    with monkeypatch.context() as dated:  # a date in the environment: git's own commands do everything
+        dated.setenv("GIT_AUTHOR_DATE", f"@{WHEN} +0000")
+        dated.setenv("GIT_COMMITTER_DATE", f"@{WHEN} +0000")
+        theirs = record(tmp_path / "by-git")
+    assert git_processes[:2] == ["init", "mktree"] and git_processes.count("worktree") >= 6
+    git_processes.clear()
+
+    ours = record(tmp_path / "in-process")
+    assert git_processes == ["worktree"]  # only the resumed branch's checkout
+
+    for step, (mine, git_s) in enumerate(zip(ours, theirs, strict=True)):
+        assert mine.keys() == git_s.keys(), f"step {step}"
+        assert mine == git_s, f"step {step}"
+    assert any(name.startswith(".git/hooks/") for name in ours[0]), "git's templates are copied"
+    assert ".git/worktrees/s1/ORIG_HEAD" in ours[0] and ".git/worktrees/" not in ours[2]
+
+    out = tmp_path / "in-process"
+    assert git_cli(out, "fsck", "--strict", "--no-dangling") == ""
+    assert git_cli(out, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert git_cli(out, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git_cli(out, "show", "debate/s1:pkg/solution.py") == "x = 3\n"
+
+
+def test_real_git_accepts_a_worktree_made_in_process(
+    out_dir: Path, empty_home: Path, git_cli: Git, git_processes: list[str]
+) -> None:
+    with VersionRepository(out_dir) as repo:
+        session = repo.open_session("s1")
+        assert git_cli(session.path, "status", "--porcelain", "--untracked-files=all") == ""
+        assert git_cli(session.path, "rev-parse", "--abbrev-ref", "HEAD").strip() == "debate/s1"
+        assert f"{session.path}  " in git_cli(out_dir, "worktree", "list")
+        session.commit_version("solution.py", "x = 1\n", "v1")
+        git_cli(out_dir, "worktree", "remove", str(session.path))  # without --force: git finds it clean
+        assert not session.path.exists()
+        other = repo.open_session("s2")
+        shutil.rmtree(other.path)
+        git_cli(out_dir, "worktree", "prune")
+        assert not (out_dir / ".git" / "worktrees").exists()
+        assert git_cli(out_dir, "fsck", "--strict", "--no-dangling") == ""
+    assert git_processes == []
+
+
+def test_a_fresh_folder_session_starts_no_git_process(
+    out_dir: Path, empty_home: Path, git_cli: Git, git_processes: list[str]
+) -> None:
+    with VersionRepository(out_dir) as repo:
+        session = repo.open_session("s1")
+        for n in range(5):
+            session.diff_from_previous("solution.py", f"x = {n}\n")
+            session.commit_version("solution.py", f"x = {n}\n", f"v{n}", {"Agent": "agent-1"})
+        session.commit_version("report.md", "# Report\n", "report")
+        session.close()
+    assert git_processes == []
+    assert git_cli(out_dir, "rev-list", "--count", "debate/s1").strip() == "7"
+    assert not (out_dir / ".worktrees" / "s1").exists()
+    assert sorted(path.name for path in out_dir.iterdir()) == [".git", ".worktrees"]
+
+
+def test_a_worktree_whose_folder_vanished_is_pruned_in_process(
+    repo: VersionRepository, out_dir: Path, git_cli: Git, git_processes: list[str]
+) -> None:
+    kept = repo.open_session("kept")
+    gone = repo.open_session("gone")
+    gone.commit_version("a.py", "a = 1\n", "v1")
+    gone.close(remove_worktree=False)
+    shutil.rmtree(gone.path)
+    assert prune_dry_run(out_dir) == f"Removing worktrees/gone: {_worktrees.GONE}"
+    git_processes.clear()
+    again = repo.open_session("gone")  # stale entry forgotten in process; git checks the branch out again
+    assert git_processes == ["worktree"]
+    assert (again.path / "a.py").read_text() == "a = 1\n"
+    assert sorted(_worktrees.listed(_worktrees.registrations(out_dir / ".git")).values()) == [
+        "debate/gone",
+        "debate/kept",
+    ]
+    again.close()
+    kept.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["no gitdir file", "empty gitdir file", "a file among the admin folders", "two entries for one folder"],
+)
+def test_entries_only_gits_prune_can_judge_go_to_git(
+    damage: str, repo: VersionRepository, out_dir: Path, git_cli: Git, git_processes: list[str]
+) -> None:
+    first = repo.open_session("s1")
+    admin = out_dir / ".git" / "worktrees"
+    if damage == "no gitdir file":
+        (admin / "junk").mkdir()
+    elif damage == "empty gitdir file":
+        (admin / "junk").mkdir()
+        (admin / "junk" / "gitdir").write_text("\n")
+    elif damage == "a file among the admin folders":
+        (admin / "junk").write_text("x")
+    else:
+        shutil.copytree(admin / "s1", admin / "t1")
+    assert _worktrees.prune_stale(out_dir / ".git") is None
+    assert prune_dry_run(out_dir).startswith("Removing worktrees/")
+    git_processes.clear()
+    second = repo.open_session("s2")
+    assert git_processes == ["worktree"]  # git's prune; the new worktree itself is written in process
+    assert not (admin / "junk").exists() and not (admin / "t1").exists()
+    assert set(_worktrees.listed(_worktrees.registrations(out_dir / ".git")).values()) == {"debate/s1", "debate/s2"}
+    second.close()
+    first.close()
+
+
+def test_a_locked_worktree_is_left_to_git(
+    repo: VersionRepository, out_dir: Path, git_cli: Git, git_processes: list[str]
+) -> None:
+    session = repo.open_session("s1")
+    git_cli(out_dir, "worktree", "lock", str(session.path))
+    git_processes.clear()
+    with pytest.raises(VersionControlError, match="locked"):
+        session.close()
+    assert git_processes == ["worktree"]
+    assert session.path.is_dir()
+    git_cli(out_dir, "worktree", "unlock", str(session.path))
+    (session.path / ".git").write_text("gitdir: /elsewhere\n")  # a broken link: git's business
+    with pytest.raises(DirectWriteRefused, match="do not name each other"):
+        _worktrees.remove(out_dir / ".git", session.path)
+    assert session.path.is_dir() and (out_dir / ".git" / "worktrees" / "s1").is_dir()
+
+
+def test_a_repository_with_files_at_head_checks_them_out_through_git(
+    out_dir: Path, empty_home: Path, git_cli: Git, git_processes: list[str]
+) -> None:
+    with VersionRepository(out_dir) as repo:
+        first = repo.open_session("s1")
+        first.commit_version("a.py", "a = 1\n", "v1")
+        first.close()
+        git_cli(out_dir, "merge", "--quiet", "--ff-only", "debate/s1")
+        git_processes.clear()
+        second = repo.open_session("s2")
+        assert git_processes == ["worktree"]
+        assert (second.path / "a.py").read_text() == "a = 1\n"
+        second.close()
+
+
+def test_git_init_runs_where_its_result_could_differ(
+    tmp_path: Path, empty_home: Path, monkeypatch: pytest.MonkeyPatch, git_processes: list[str], git_cli: Git
+) -> None:
+    assert init_blocker(git_config(None)) is None
+    (empty_home / ".gitconfig").write_text(f"[init]\n\ttemplateDir = {tmp_path}\n")
+    assert init_blocker(git_config(None)) == "init.templatedir is set"
+    (empty_home / ".gitconfig").write_text("[core]\n\tlogAllRefUpdates = always\n")
+    assert init_blocker(git_config(None)) == "core.logallrefupdates is set"
+    (empty_home / ".gitconfig").write_text("[init]\n\tdefaultBranch = trunk\n")  # --initial-branch wins
+    assert init_blocker(git_config(None)) is None
+    with monkeypatch.context() as patched:
+        patched.setenv("GIT_DEFAULT_HASH", "sha256")
+        assert init_blocker({}) == "GIT_DEFAULT_HASH is set"
+        patched.setattr(_init.sys, "platform", "darwin")
+        blocker = init_blocker({})
+        assert blocker is not None and "darwin" in blocker
+
+    template = tmp_path / "template"
+    (template / "hooks").mkdir(parents=True)
+    (template / "config").write_text("[core]\n\tbare = true\n")  # git reads a template's config: git decides
+    monkeypatch.setattr(_init, "template_dir", lambda: template)
+    with VersionRepository(tmp_path / "out"):
+        pass
+    assert git_processes[0] == "init"
+    assert (tmp_path / "out" / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+    assert not list((tmp_path / "out").glob(".git.init-*"))
+
+
+def test_the_config_written_is_gits(tmp_path: Path, empty_home: Path, git_cli: Git) -> None:
+    git_cli(tmp_path, "init", "--quiet", "--initial-branch=main", "by-git")
+    assert (tmp_path / "by-git" / ".git" / "config").read_text() == CONFIG_TEXT
+
+
+def test_a_file_system_that_folds_case_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "config").write_text(CONFIG_TEXT)
+    _init._probe(tmp_path)
+    (tmp_path / "CoNfIg").write_text("")
+    with pytest.raises(DirectWriteRefused, match="case"):
+        _init._probe(tmp_path)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["CoNfIg", "config"]
+
+
+RACER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    import git.cmd
+    from debatecode.vcs import VersionRepository
+
+    base, worker, workers, rounds = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    started = []
+    real_popen = git.cmd.safer_popen
+    git.cmd.safer_popen = lambda args, *rest, **kw: started.append(args[1]) or real_popen(args, *rest, **kw)
+    for k in range(rounds):
+        (base / f"ready-{k}-{worker}").touch()
+        deadline = time.monotonic() + 60
+        while len(list(base.glob(f"ready-{k}-*"))) < workers:
+            if time.monotonic() > deadline:
+                sys.exit(f"round {k}: another worker did not come")
+            time.sleep(0.0005)
+        with VersionRepository(base / f"out-{k}") as repo:
+            session = repo.open_session(f"s{worker}")
+            session.commit_version("solution.py", f"worker {worker}\\n", f"v{worker}")
+            session.close()
+    print(len(started), flush=True)
+    """
+)
+
+
+@pytest.mark.slow
+def test_processes_opening_sessions_in_one_new_folder_at_once(tmp_path: Path, empty_home: Path, git_cli: Git) -> None:
+    workers, rounds = 3, 8
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(tmp_path), str(worker), str(workers), str(rounds)],
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for worker in range(workers)
+    ]
+    try:
+        results = [child.communicate(timeout=300) for child in children]
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    for child, (_counts, stderr) in zip(children, results, strict=True):
+        assert child.returncode == 0, stderr
+    for k in range(rounds):
+        out = tmp_path / f"out-{k}"
+        assert git_cli(out, "fsck", "--strict", "--no-dangling") == ""
+        assert git_cli(out, "rev-list", "--count", "main").strip() == "1"
+        for worker in range(workers):
+            assert git_cli(out, "show", f"debate/s{worker}:solution.py") == f"worker {worker}\n"
+            assert git_cli(out, "rev-list", "--count", f"debate/s{worker}").strip() == "2"
+        assert git_cli(out, "worktree", "list", "--porcelain").count("worktree ") == 1
+        assert git_cli(out, "status", "--porcelain", "--untracked-files=all") == ""
+        assert (out / ".git" / "info" / "exclude").read_text().splitlines().count(".worktrees/") == 1
+        assert sorted(path.name for path in out.iterdir()) == [".git", ".worktrees"]
+        assert list((out / ".git").glob("*.tmp")) == []
