@@ -87,13 +87,13 @@ async def test_analyze_async_measures_in_a_thread_and_scores_a_cached_version_on
     import threading
 
     threads: list[str] = []
-    real_analyze = analyzer.analyze
+    real_scored = analyzer._scored
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         threads.append(threading.current_thread().name)
-        return real_analyze(*args, **kwargs)
+        return real_scored(*args, **kwargs)
 
-    monkeypatch.setattr(analyzer, "analyze", recording)
+    monkeypatch.setattr(analyzer, "_scored", recording)
     first = await analyzer.analyze_async(CODE, test_pass_rate=1.0)
     again = await analyzer.analyze_async(CODE, test_pass_rate=0.5)
     other = await analyzer.analyze_async(CODE, test_pass_rate=None, settings=QualitySettings(ruff_config="project"))
@@ -104,3 +104,5 @@ async def test_analyze_async_measures_in_a_thread_and_scores_a_cached_version_on
     assert ruff_runs == [CODE, CODE]
     assert again.lint == first.lint and again.components["tests"] == 0.5 and other.test_pass_rate is None
     assert asyncio.get_running_loop().is_running()
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        await analyzer.analyze_async(CODE, test_pass_rate=1.5)

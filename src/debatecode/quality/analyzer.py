@@ -81,11 +81,21 @@ def analyze(
     Raises:
         ValueError: ``test_pass_rate`` is outside 0-1.
     """
-    if test_pass_rate is not None and not 0.0 <= test_pass_rate <= 1.0:
-        raise ValueError(f"test_pass_rate must be between 0 and 1, got {test_pass_rate}")
+    _check_rate(test_pass_rate)
     settings = settings or QualitySettings()
     started = time.perf_counter()
-    measured = _measure_cached(code, settings, filename, cwd)
+    return _scored(_measure_cached(code, settings, filename, cwd), test_pass_rate, settings, started)
+
+
+def _check_rate(test_pass_rate: float | None) -> None:
+    if test_pass_rate is not None and not 0.0 <= test_pass_rate <= 1.0:
+        raise ValueError(f"test_pass_rate must be between 0 and 1, got {test_pass_rate}")
+
+
+def _scored(
+    measured: _Measurement, test_pass_rate: float | None, settings: QualitySettings, started: float
+) -> QualityReport:
+    """The report of one measurement, scored with this call's ``test_pass_rate``."""
     components = dict(measured.components)
     if test_pass_rate is not None:
         components["tests"] = test_pass_rate
@@ -145,10 +155,6 @@ class _MeasurementCache:
             if found is not None:
                 self._entries.move_to_end(key)
         return found.copy() if found is not None else None
-
-    def contains(self, key: tuple[str, ...]) -> bool:
-        with self._lock:
-            return key in self._entries
 
     def put(self, key: tuple[str, ...], measured: _Measurement) -> None:
         with self._lock:
@@ -247,9 +253,13 @@ async def analyze_async(
     Raises:
         ValueError: ``test_pass_rate`` is outside 0-1.
     """
-    key = _cache_key(code, settings or QualitySettings(), filename, cwd)
-    if key is not None and _CACHE.contains(key):
-        return analyze(code, test_pass_rate=test_pass_rate, settings=settings, filename=filename, cwd=cwd)
+    _check_rate(test_pass_rate)
+    started = time.perf_counter()
+    chosen = settings or QualitySettings()
+    key = _cache_key(code, chosen, filename, cwd)
+    cached = _CACHE.get(key) if key is not None else None
+    if cached is not None:
+        return _scored(cached, test_pass_rate, chosen, started)
     return await asyncio.to_thread(
         analyze, code, test_pass_rate=test_pass_rate, settings=settings, filename=filename, cwd=cwd
     )

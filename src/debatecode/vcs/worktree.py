@@ -327,11 +327,10 @@ class VersionRepository:
         commit unless another process made it meanwhile (``update-ref`` finds out).
         """
         g = self._repo.git
-        common = Path(self._repo.common_dir)
-        if created and in_process_blocker(git_config(common)) is None:
+        if created and self._in_process_blocker() is None:
             # git init wrote HEAD -> main; write what mktree, commit-tree and update-ref would, without the processes
             try:
-                start_history(common)
+                start_history(self._common_dir)
             except DirectWriteRefused:
                 if not self._branch_exists(MAIN_BRANCH):  # else another process just started it
                     raise
