@@ -8,7 +8,6 @@ DEMO_TASK ?= examples/tasks/fizzbuzz.md
 DEMO_OUT ?= demo-out
 PYTEST_ARGS ?=
 # pytest-xdist workers for `make test` (0: one process); a file's tests stay on one worker (conftest.py).
-# Two pytest-xdist workers; TEST_WORKERS=0 runs the suite in one process (docs/development.md).
 TEST_WORKERS ?= 2
 TORCH_VERSION ?= 2.13.0
 
