@@ -12,7 +12,9 @@ the commit back to git.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import os
 import time
 from pathlib import Path
@@ -55,20 +57,31 @@ def identity(timestamp: int | None = None) -> str:
     return f"{AUTHOR_NAME} <{AUTHOR_EMAIL}> {now} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
 
 
-def _config_files(common_dir: Path | None) -> list[Path]:
-    """The configuration files git reads for this repository, in order (system, global, repository unless None)."""
-    files: list[Path] = []
-    if not os.environ.get("GIT_CONFIG_NOSYSTEM"):
-        files.append(Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
-    if os.environ.get("GIT_CONFIG_GLOBAL"):
-        files.append(Path(os.environ["GIT_CONFIG_GLOBAL"]))
+def _shared_config_files() -> tuple[str, ...]:
+    """The system's and the user's configuration files git reads, in order."""
+    return _shared_config_files_for(
+        os.environ.get("GIT_CONFIG_NOSYSTEM"),
+        os.environ.get("GIT_CONFIG_SYSTEM"),
+        os.environ.get("GIT_CONFIG_GLOBAL"),
+        os.environ.get("XDG_CONFIG_HOME"),
+        os.environ.get("HOME"),
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_config_files_for(
+    no_system: str | None, system: str | None, global_file: str | None, xdg: str | None, home: str | None
+) -> tuple[str, ...]:
+    files: list[str] = []
+    if not no_system:
+        files.append(system or "/etc/gitconfig")
+    if global_file:
+        files.append(global_file)
     else:
-        home = Path.home()
-        files.append(Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config")
-        files.append(home / ".gitconfig")
-    if common_dir is not None:
-        files.append(common_dir / "config")
-    return files
+        user = Path(home) if home else Path.home()
+        files.append(str(Path(xdg or user / ".config") / "git" / "config"))
+        files.append(str(user / ".gitconfig"))
+    return tuple(files)
 
 
 def git_config(common_dir: Path | None) -> dict[str, str]:
@@ -76,26 +89,39 @@ def git_config(common_dir: Path | None) -> dict[str, str]:
 
     ``common_dir`` None: the system's and the user's configuration only (for a repository not made yet).
 
-    Read again only when one of the files changed (by path, size and modification time).
+    The system's and the user's files are parsed again only when one changed (by path, size and modification
+    time); the repository's only when its content is new to this process (every new repository writes the same).
 
     Raises:
         OSError: a file cannot be read.
     """
     stamps = []
-    for path in _config_files(common_dir):
+    for path in _shared_config_files():
         try:
-            found = path.stat()
+            found = os.stat(path)
         except FileNotFoundError:
-            stamps.append((str(path), -1, -1))
+            stamps.append((path, -1, -1))
         else:
-            stamps.append((str(path), found.st_mtime_ns, found.st_size))
-    return dict(_read_config(tuple(stamps)))
+            stamps.append((path, found.st_mtime_ns, found.st_size))
+    own = None
+    if common_dir is not None:
+        with contextlib.suppress(FileNotFoundError):
+            own = (common_dir / "config").read_bytes()
+    return dict(_read_config(tuple(stamps), own))
+
+
+class _RepositoryConfig(io.BytesIO):
+    """A repository's ``config`` read into memory, named as GitPython's parser wants a file to be."""
+
+    name = "config"
 
 
 @functools.lru_cache(maxsize=64)
-def _read_config(stamps: tuple[tuple[str, int, int], ...]) -> tuple[tuple[str, str], ...]:
-    paths = [path for path, _, size in stamps if size >= 0]
-    parser = GitConfigParser(paths, read_only=True, merge_includes=False)
+def _read_config(stamps: tuple[tuple[str, int, int], ...], own: bytes | None) -> tuple[tuple[str, str], ...]:
+    sources: list[str | io.BytesIO] = [path for path, _, size in stamps if size >= 0]
+    if own is not None:
+        sources.append(_RepositoryConfig(own))
+    parser = GitConfigParser(sources, read_only=True, merge_includes=False)
     values: dict[str, str] = {}
     for section in parser.sections():
         name, _, subsection = section.partition(" ")

@@ -10,6 +10,7 @@ so what was read once is kept).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from debatecode.vcs._git import git
@@ -26,11 +27,13 @@ class HeadFiles:
     through (the worktree translates them).
     """
 
-    def __init__(self, repo: git.Repo, objects: ObjectStore) -> None:
-        self._repo = repo
-        self._git_dir = Path(repo.git_dir)
-        self._common_dir = Path(repo.common_dir)
+    def __init__(self, git_dir: Path, common_dir: Path, objects: ObjectStore, repo: Callable[[], git.Repo]) -> None:
+        """``git_dir``/``common_dir``: the worktree's and the repository's git folders; ``repo``: GitPython's view of
+        the worktree, asked only when ``HEAD`` is not a plain branch."""
+        self._git_dir = git_dir
+        self._common_dir = common_dir
         self._objects = objects
+        self._repo = repo
         self._trees: dict[str, str] = {}
 
     def head_sha(self) -> str:
@@ -42,7 +45,7 @@ class HeadFiles:
         ref = symbolic_head(self._git_dir)
         sha = read_ref(self._common_dir, ref) if ref is not None and ref.startswith("refs/heads/") else None
         if sha is None or len(sha) != 40:  # detached, unborn or unusual: GitPython's full resolution decides
-            return git.SymbolicReference.dereference_recursive(self._repo, "HEAD")
+            return git.SymbolicReference.dereference_recursive(self._repo(), "HEAD")
         return sha
 
     def tree_sha(self, commit: str) -> str:
@@ -75,9 +78,14 @@ class HeadFiles:
         return self._objects.read(entry.sha)
 
 
-def attribute_files_outside_tree(repo: git.Repo) -> bool:
-    """Whether an attributes file outside the worktree (repository, user or system) may filter what git stores."""
-    configured = repo.config_reader().get_value("core", "attributesFile", "")
+def attribute_files_outside_tree(config: dict[str, str], common_dir: Path) -> bool:
+    """Whether an attributes file outside the worktree (repository, user or system) may filter what git stores.
+
+    ``config``: git's configuration for the repository (``_direct.git_config``). A configuration that
+    includes other files might set ``core.attributesFile`` there, so it counts as one.
+    """
+    if config.get("core.attributesfile") or any(key.startswith(("include.", "includeif.")) for key in config):
+        return True
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    candidates = (Path(repo.common_dir) / "info" / "attributes", xdg / "git" / "attributes", Path("/etc/gitattributes"))
-    return bool(configured) or any(candidate.exists() for candidate in candidates)
+    candidates = (common_dir / "info" / "attributes", xdg / "git" / "attributes", Path("/etc/gitattributes"))
+    return any(candidate.exists() for candidate in candidates)

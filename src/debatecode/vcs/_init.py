@@ -27,12 +27,14 @@ place, so another process sees either no repository or a whole one, with what
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import shutil
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,11 +54,17 @@ _OWN_NAMES = frozenset({"HEAD", "config", "refs", "objects", "logs", "index", "p
 
 def template_dir() -> Path | None:
     """The template folder git copies from: ``<prefix>/share/git-core/templates`` next to the git it runs; None if missing."""
-    executable = shutil.which(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
+    folder = _templates_next_to(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", os.environ.get("PATH", os.defpath))
+    return folder if folder is not None and folder.is_dir() else None
+
+
+@functools.lru_cache(maxsize=8)
+def _templates_next_to(command: str, search_path: str) -> Path | None:
+    """Where git's templates would be for ``command`` found on ``search_path`` (kept: a PATH search per session costs)."""
+    executable = shutil.which(command, path=search_path)
     if executable is None:
         return None
-    folder = Path(executable).resolve().parent.parent / "share" / "git-core" / "templates"
-    return folder if folder.is_dir() else None
+    return Path(executable).resolve().parent.parent / "share" / "git-core" / "templates"
 
 
 def init_blocker(config: dict[str, str]) -> str | None:
@@ -75,28 +83,50 @@ def init_blocker(config: dict[str, str]) -> str | None:
     return blocker
 
 
-def _template_files(root: Path) -> list[tuple[str, int]]:
-    """The template's entries as git copies them (relative path, mode; 0 for a folder), parents first.
+_TemplateEntry = tuple[str, int, bytes]
+"""A template entry as git copies it: relative path, mode (0 for a folder) and content (empty for a folder)."""
+_templates: dict[str, tuple[tuple[tuple[str, int, int, int], ...], list[_TemplateEntry]]] = {}
+_templates_lock = threading.Lock()
+
+
+def _template_files(root: Path) -> list[_TemplateEntry]:
+    """The template's entries as git copies them, parents first, with each file's content.
+
+    The contents are read again only when an entry's mode, size or modification time changed.
 
     Raises:
         DirectWriteRefused: the template holds a symlink, a special file, or a name git writes itself.
     """
-    found: list[tuple[str, int]] = []
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-        relative = Path(folder).relative_to(root)
-        for name in subfolders + sorted(name for name in files if not name.startswith(".")):
-            entry = relative / name
-            if relative == Path(".") and name in _OWN_NAMES:
-                raise DirectWriteRefused(f"git's template folder holds {name}")
-            mode = os.lstat(root / entry).st_mode
-            if stat.S_ISDIR(mode):
-                found.append((entry.as_posix(), 0))
-            elif stat.S_ISREG(mode):
-                found.append((entry.as_posix(), 0o777 if mode & 0o111 else 0o666))
-            else:
-                raise DirectWriteRefused(f"git's template folder holds {entry}, which is not a plain file")
-    return found
+    listing: list[tuple[str, int, int, int]] = []  # relative path, st_mode, size, mtime
+    pending = [""]
+    while pending:
+        relative = pending.pop(0)
+        with os.scandir(os.path.join(root, relative)) as scan:
+            entries = sorted((e for e in scan if not e.name.startswith(".")), key=lambda e: (not e.is_dir(), e.name))
+        for entry in entries:
+            name = f"{relative}/{entry.name}" if relative else entry.name
+            if not relative and entry.name in _OWN_NAMES:
+                raise DirectWriteRefused(f"git's template folder holds {entry.name}")
+            found = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(found.st_mode):
+                pending.append(name)
+            elif not stat.S_ISREG(found.st_mode):
+                raise DirectWriteRefused(f"git's template folder holds {name}, which is not a plain file")
+            listing.append((name, found.st_mode, found.st_size, found.st_mtime_ns))
+    key = tuple(listing)
+    with _templates_lock:
+        cached = _templates.get(str(root))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    files: list[_TemplateEntry] = []
+    for name, mode, _size, _mtime in listing:
+        if stat.S_ISDIR(mode):
+            files.append((name, 0, b""))
+        else:
+            files.append((name, 0o777 if mode & 0o111 else 0o666, (root / name).read_bytes()))
+    with _templates_lock:
+        _templates[str(root)] = (key, files)
+    return files
 
 
 def _write_new(path: Path, data: bytes, mode: int = 0o666) -> None:
@@ -136,11 +166,11 @@ def _probe(git_dir: Path) -> None:
 
 
 def _fill(git_dir: Path, templates: Path, initial_branch: str) -> None:
-    for relative, mode in _template_files(templates):
+    for relative, mode, content in _template_files(templates):
         if mode == 0:
             (git_dir / relative).mkdir(0o777, exist_ok=True)
         else:
-            _write_new(git_dir / relative, (templates / relative).read_bytes(), mode)
+            _write_new(git_dir / relative, content, mode)
     for folder in ("refs", "refs/heads", "refs/tags"):
         (git_dir / folder).mkdir(0o777, exist_ok=True)
     _write_new(git_dir / "HEAD", f"ref: refs/heads/{initial_branch}\n".encode("ascii"))

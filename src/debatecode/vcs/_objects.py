@@ -83,21 +83,39 @@ class ObjectStore:
 
     def __init__(self, objects_dir: Path) -> None:
         self._root = objects_dir
-        self._db = GitDB(str(objects_dir))
+        self._gitdb: GitDB | None = None
         self._trees: dict[str, dict[bytes, TreeEntry]] = {EMPTY_TREE: {}}
 
+    @property
+    def _db(self) -> GitDB:
+        """gitdb's view of the database (packs and alternates), made when a loose read is not enough."""
+        if self._gitdb is None:
+            self._gitdb = GitDB(str(self._root))
+        return self._gitdb
+
     def read(self, sha: str) -> bytes:
-        """The content of object ``sha``.
+        """The content of object ``sha``: its loose file when there is one (as git looks first), else through gitdb.
 
         Raises:
             gitdb.exc.BadObject: no such object.
         """
-        stream = self._db.stream(bytes.fromhex(sha))
-        data: bytes = stream.read()
-        return data
+        try:
+            with open(os.path.join(self._root, sha[:2], sha[2:]), "rb") as handle:
+                raw = zlib.decompress(handle.read())
+        except (FileNotFoundError, NotADirectoryError, zlib.error):
+            stream = self._db.stream(bytes.fromhex(sha))
+            data: bytes = stream.read()
+            return data
+        header, _, content = raw.partition(b"\0")
+        if not header.endswith(b" %d" % len(content)):  # not a whole object: gitdb reads it and says what is wrong
+            stream = self._db.stream(bytes.fromhex(sha))
+            return bytes(stream.read())
+        return content
 
     def has(self, sha: str) -> bool:
         """Whether object ``sha`` is in the database (loose, packed or in an alternate)."""
+        if os.path.isfile(os.path.join(self._root, sha[:2], sha[2:])):
+            return True
         return bool(self._db.has_object(bytes.fromhex(sha)))
 
     def store(self, kind: str, data: bytes) -> str:

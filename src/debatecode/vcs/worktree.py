@@ -54,6 +54,7 @@ from debatecode.vcs._git import (
 )
 from debatecode.vcs._head import HeadFiles, attribute_files_outside_tree
 from debatecode.vcs._init import exclude_worktrees, init_blocker, init_repository, start_history
+from debatecode.vcs._layout import GitFolders, plain_folders
 from debatecode.vcs._objects import ObjectStore
 from debatecode.vcs._refs import read_ref, symbolic_head
 from debatecode.vcs._worktrees import (
@@ -108,14 +109,15 @@ class VersionRepository:
         self._environment = git_environment()
         if not create and not (self.path / ".git").exists():
             raise VersionControlError(f"{self.path} holds no debatecode version history (no git repository)")
+        self._git_repo: git.Repo | None = None
         with git_errors(self.path, "open the version repository"):
             self.path.mkdir(parents=True, exist_ok=True)
             created = not (self.path / ".git").exists() and self._initialise()
-            self._repo = git.Repo(self.path)
-            self._repo.git.update_environment(**self._environment)
+            folders = plain_folders(self.path) or GitFolders(Path(self._repo.git_dir), Path(self._repo.common_dir))
+            self._git_dir, self._common = folders.git_dir, folders.common_dir
             if not self._has_commits():
                 self._start_history(created)
-            exclude_worktrees(Path(self._repo.common_dir))
+            exclude_worktrees(self._common)
 
     def __repr__(self) -> str:
         return f"VersionRepository({str(self.path)!r})"
@@ -128,7 +130,17 @@ class VersionRepository:
 
     def close(self) -> None:
         """Stop GitPython's helper processes. Session worktrees stay as they are."""
-        self._repo.close()
+        if self._git_repo is not None:
+            self._git_repo.close()
+
+    @property
+    def _repo(self) -> git.Repo:
+        """GitPython's view of the repository, made on first use: sessions in a new folder never need it."""
+        if self._git_repo is None:
+            with git_errors(self.path, "open the version repository"):
+                self._git_repo = git.Repo(self.path)
+                self._git_repo.git.update_environment(**self._environment)
+        return self._git_repo
 
     def open_session(self, session_id: str) -> SessionWorktree:
         """The worktree of a session on branch ``debate/<session_id>``, created or re-attached.
@@ -272,7 +284,7 @@ class VersionRepository:
 
     @property
     def _common_dir(self) -> Path:
-        return Path(self._repo.common_dir)
+        return self._common
 
     def _in_process_blocker(self) -> str | None:
         """Why this repository's session-level git work (worktrees) must run as git's commands, or None."""
@@ -298,7 +310,7 @@ class VersionRepository:
 
     def _has_commits(self) -> bool:
         """Whether ``HEAD`` names a commit, read from the ref files and the object database where they are plain."""
-        ref = symbolic_head(Path(self._repo.git_dir))
+        ref = symbolic_head(self._git_dir)
         sha = read_ref(self._common_dir, ref) if ref is not None and ref.startswith("refs/heads/") else None
         if sha is not None and len(sha) == 40:
             return ObjectStore(self._common_dir / "objects").has(sha)
@@ -307,7 +319,7 @@ class VersionRepository:
     def _add_in_process(self, path: Path, branch: str) -> bool:
         """``git worktree add -b <branch> <path> HEAD`` without a process; False when git's command must do it."""
         common = self._common_dir
-        if Path(self._repo.git_dir) != common:
+        if self._git_dir != common:
             blocker: str | None = "the output folder is itself a linked worktree"
         else:
             blocker = add_blocker(git_config(common))
@@ -343,7 +355,7 @@ class VersionRepository:
             except git.GitCommandError:
                 if not self._branch_exists(MAIN_BRANCH):  # else another process just started it
                     raise
-        head = Path(self._repo.git_dir) / "HEAD"
+        head = self._git_dir / "HEAD"
         if head.read_text(encoding="utf-8").strip() != f"ref: refs/heads/{MAIN_BRANCH}":  # git init wrote it so
             g.symbolic_ref("HEAD", f"refs/heads/{MAIN_BRANCH}")
 
@@ -400,21 +412,31 @@ class SessionWorktree:
         self.branch = branch
         self._repository = repository
         self._closed = False
+        self._git_repo: git.Repo | None = None
+        self._real_path = os.path.realpath(path)
         with git_errors(path, "open the worktree"):
-            self._repo = git.Repo(path)
-            self._repo.git.update_environment(**git_environment())
-            common = Path(self._repo.common_dir)
+            folders = plain_folders(path) or GitFolders(Path(self._repo.git_dir), Path(self._repo.common_dir))
+            common = folders.common_dir
             objects = ObjectStore(common / "objects")
-            self._head = HeadFiles(self._repo, objects)
-            self._outside_attributes = attribute_files_outside_tree(self._repo)
+            self._head = HeadFiles(folders.git_dir, common, objects, lambda: self._repo)
             config = git_config(common)
+            self._outside_attributes = attribute_files_outside_tree(config, common)
             blocker = in_process_blocker(config)
-            self._direct = DirectCommits(Path(self._repo.git_dir), common, objects, config) if blocker is None else None
+            self._direct = DirectCommits(folders.git_dir, common, objects, config) if blocker is None else None
         if blocker is not None:
             logger.info("session %s: git makes every commit (%s)", session_id, blocker)
 
     def __repr__(self) -> str:
         return f"SessionWorktree({self.session_id!r}, {str(self.path)!r})"
+
+    @property
+    def _repo(self) -> git.Repo:
+        """GitPython's view of the worktree, made on first use: in-process commits never need it."""
+        if self._git_repo is None:
+            with git_errors(self.path, "open the worktree"):
+                self._git_repo = git.Repo(self.path)
+                self._git_repo.git.update_environment(**git_environment())
+        return self._git_repo
 
     def __enter__(self) -> SessionWorktree:
         return self
@@ -536,7 +558,8 @@ class SessionWorktree:
         if self._closed:
             return
         self._closed = True
-        self._repo.close()
+        if self._git_repo is not None:
+            self._git_repo.close()
         if remove_worktree:
             self._repository._remove_worktree(self.path)
 
@@ -590,6 +613,7 @@ class SessionWorktree:
         if not relpath or pure.is_absolute() or ".." in pure.parts or ".git" in pure.parts or not pure.parts:
             raise VersionControlError(f"{relpath!r} is not a file path inside worktree {self.path}")
         target = self.path.joinpath(*pure.parts)
-        if not target.resolve().is_relative_to(self.path.resolve()):
+        real = os.path.realpath(target)
+        if not real.startswith(self._real_path + os.sep):
             raise VersionControlError(f"{relpath!r} leads outside worktree {self.path} (through a symlink)")
         return target, pure.as_posix()
