@@ -47,3 +47,28 @@ def test_the_previous_sigterm_handler_comes_back() -> None:
     with _terminate_as_interrupt():
         assert signal.getsignal(signal.SIGTERM) is not before
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_sigterm_takes_the_graceful_path_when_sigint_was_inherited_ignored(caplog: pytest.LogCaptureFixture) -> None:
+    # A background job of a non-interactive shell starts with SIGINT ignored; asyncio then installs no handler,
+    # and SIGTERM used to raise KeyboardInterrupt wherever the main task happened to be (a leaked traceback).
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    seen: list[str] = []
+
+    async def main() -> None:
+        seen.append("asyncio's handler" if callable(signal.getsignal(signal.SIGINT)) else "no handler")
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    try:
+        with _terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
+            asyncio.run(main())
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN  # given back as it was inherited
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == ["asyncio's handler", "cancelled"]
+    assert "never retrieved" not in caplog.text

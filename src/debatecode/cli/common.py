@@ -203,6 +203,11 @@ def _terminate_as_interrupt() -> Iterator[None]:
     unwinds (session settled, services closed) before ``KeyboardInterrupt`` is
     raised; a ``KeyboardInterrupt`` raised in the middle of a task instead would
     skip that and leave the task's exception unretrieved.
+
+    A process that inherited SIGINT ignored (a background job of a
+    non-interactive shell, ``nohup``-style launchers, some CI runners) would
+    never get asyncio's handler, so SIGINT gets Python's default one for the
+    command's duration: SIGTERM then takes the same graceful path.
     """
 
     def interrupt(_signum: int, frame: FrameType | None) -> None:
@@ -217,7 +222,12 @@ def _terminate_as_interrupt() -> Iterator[None]:
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
+    ignored_sigint = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored_sigint:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if ignored_sigint:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
