@@ -9,7 +9,9 @@ Run from a fixed commit, in the background (it takes hours on 2 cores):
 
     .venv/bin/python benchmarks/ablation.py --limit 40 --out benchmarks/results/humaneval-qwen-ablation
 
-``--table-only`` prints and writes the table from what is already there. This is a report,
+``--table-only`` prints and writes the table from what is already there. ``--full-from
+benchmarks/results/humaneval-qwen/results.jsonl`` takes the full debate from the recorded
+164-problem run (same commit and config) instead of running it again. This is a report,
 not a tuning loop: never choose settings by these hidden-test numbers.
 """
 
@@ -54,10 +56,12 @@ def _toml(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _summary(folder: Path) -> tuple[int, int, float]:
-    path = folder / "results.jsonl"
+def _summary(path: Path, limit: int) -> tuple[int, int, float]:
+    """Debate rows of ``path`` (a results.jsonl) on HumanEval/0..limit-1: problems, passed, mean spent tokens."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
-    debate = {r["task_id"]: r for r in rows if r["strategy"] == "debate"}
+    debate = {
+        r["task_id"]: r for r in rows if r["strategy"] == "debate" and int(str(r["task_id"]).split("/")[-1]) < limit
+    }
     passed = sum(1 for r in debate.values() if r.get("passed"))
     tokens = sum(r.get("tokens", 0) for r in debate.values()) / len(debate) if debate else 0.0
     return len(debate), passed, tokens
@@ -70,9 +74,17 @@ def main() -> int:
     parser.add_argument("--model", default="local/qwen2.5-coder-0.5b")
     parser.add_argument("--only", default="", help="comma-separated variants (default: all)")
     parser.add_argument("--table-only", action="store_true", help="write the table from existing results")
+    parser.add_argument(
+        "--full-from",
+        type=Path,
+        help="take the full debate from this results.jsonl (the recorded run of the same commit and config) "
+        "instead of running the `full` variant again",
+    )
     args = parser.parse_args()
     base = tomllib.loads(BASE.read_text())
     chosen = [v for v in (args.only.split(",") if args.only else VARIANTS) if v]
+    if args.full_from is not None:  # the full debate is already recorded: never run it again
+        chosen = [v for v in chosen if v != "full"]
     args.out.mkdir(parents=True, exist_ok=True)
     console = Console()
     if not args.table_only:
@@ -95,7 +107,10 @@ def main() -> int:
 
 def _report(args: argparse.Namespace, chosen: list[str], console: Console) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    full = _summary(args.out / "full")
+    full_source = args.full_from or args.out / "full" / "results.jsonl"
+    full = _summary(full_source, args.limit)
+    if args.full_from is not None and "full" not in chosen:
+        chosen = ["full", *chosen]
     table = Table(title=f"Debate ablation, HumanEval/0-{args.limit - 1}, {args.model}")
     rows = [
         "| variant | what changes | problems | pass@1 | Δ vs full | mean tokens | × full |",
@@ -104,12 +119,13 @@ def _report(args: argparse.Namespace, chosen: list[str], console: Console) -> No
     for column in ("variant", "what changes", "problems", "pass@1", "Δ vs full", "mean tokens", "× full"):
         table.add_column(column)
     for name in chosen:
-        done, passed, tokens = _summary(args.out / name)
+        source = full_source if name == "full" else args.out / name / "results.jsonl"
+        done, passed, tokens = _summary(source, args.limit)
         rate = passed / done if done else 0.0
         full_rate = full[1] / full[0] if full[0] else 0.0
         cells = [
             name,
-            VARIANTS[name][0],
+            VARIANTS[name][0] + (f" (rows of {args.full_from})" if name == "full" and args.full_from else ""),
             str(done),
             f"{passed}/{done} ({rate:.1%})" if done else "—",
             f"{(rate - full_rate) * 100:+.1f} pts" if done and full[0] else "—",

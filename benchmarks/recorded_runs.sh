@@ -7,6 +7,8 @@
 #   benchmarks/recorded_runs.sh status      how far each run is
 #   benchmarks/recorded_runs.sh checkpoint  copy the results so far into this checkout (commit them yourself)
 #
+# The ablation does not run the full debate again: its table takes it from the main run's rows
+# (benchmarks/ablation.py --table-only --full-from .../humaneval-qwen/results.jsonl).
 # The runs live outside the repository (a session's machine is new each time, so only what is committed
 # survives): checkpoint before a session ends. Both runs resume from their results.jsonl. Never tune on them:
 # they hold hidden-test outcomes.
@@ -61,7 +63,7 @@ cd "$ABLATION"
 export PYTHONPATH="$ABLATION/src" LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1
 date
 "$PY" benchmarks/ablation.py --limit 40 --out $ABLATION_OUT \\
-  --only no-self-evolvement,no-critique,no-early-stop,no-refine-iterations,full
+  --only no-self-evolvement,no-critique,no-early-stop,no-refine-iterations
 echo "ablation exit \$?"; date
 EOF
 }
