@@ -62,3 +62,34 @@ def test_the_recorder_feeds_every_event_with_its_fields_as_json(
     assert feed[1].data == event_data(GateRequested(session.id, "convergence", "leader: a", "g1"))
     # The turn itself went to its table before the event announcing it.
     assert [t.id for t in store.turns(session.id)] == [turn.id]
+
+
+def test_a_turn_and_its_event_are_written_together_or_not_at_all(
+    store: SessionStore,
+    make_session: Callable[..., SessionRecord],
+    make_turn: Callable[..., TurnRecord],
+) -> None:
+    session = make_session()
+    store.create_session(session)
+    recorder = StoreRecorder(store)
+    first = make_turn(session.id, 1)
+    recorder(TurnCompleted(session.id, first))
+    # A second turn with the same seq is refused; the event announcing it must not reach the feed either.
+    clash = make_turn(session.id, 1)
+    with pytest.raises(StoreError, match="turn 1"):
+        recorder(TurnCompleted(session.id, clash))
+    assert [t.id for t in store.turns(session.id)] == [first.id]
+    assert [e.data["turn"]["id"] for e in store.events(session.id)] == [first.id]
+
+
+def test_a_refused_event_rolls_back_the_status_change_it_announces(
+    store: SessionStore, make_session: Callable[..., SessionRecord]
+) -> None:
+    session = make_session()
+    store.create_session(session)
+    # An event whose data cannot be stored as JSON fails inside the same transaction as the update.
+    bad = EventRecord(session_id=session.id, type="SessionStarted", data={"when": object()})
+    with pytest.raises(StoreError):
+        store.update_session(session.id, event=bad, status="running")
+    assert store.get_session(session.id).status == session.status
+    assert store.events(session.id) == []

@@ -30,26 +30,27 @@ __all__ = ["StoreRecorder"]
 class StoreRecorder:
     """Persists turns, code versions and session status from engine events, and every event to the feed.
 
-    The feed write comes last, so a client that reads an event from the store
-    also finds the turn, version or status it announces.
+    A turn, version or status change and the feed event announcing it are
+    written in one transaction, so a client that reads an event from the store
+    also finds what it announces, and a crash never leaves one without the other.
     """
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store
 
     def __call__(self, event: Event) -> None:
+        record = EventRecord(session_id=event.session_id, type=type(event).__name__, data=event_data(event))
         if isinstance(event, TurnCompleted) and not event.reused:
-            self.store.add_turn(event.turn)
+            self.store.add_turn(event.turn, event=record)
         elif isinstance(event, CodeVersionCommitted) and not event.reused:
-            self.store.add_code_version(event.version)
+            self.store.add_code_version(event.version, event=record)
         elif isinstance(event, SessionStarted):
-            self.store.update_session(event.session_id, status="running", error=None)
+            self.store.update_session(event.session_id, event=record, status="running", error=None)
         elif isinstance(event, SessionFinished):
             fields = dict(event.fields)
             fields.update(status=event.status, outcome=event.outcome, error=event.error)
             if event.status in ("completed", "failed", "budget_exceeded", "cancelled"):
                 fields.setdefault("completed_at", utcnow())
-            self.store.update_session(event.session_id, **fields)
-        self.store.add_event(
-            EventRecord(session_id=event.session_id, type=type(event).__name__, data=event_data(event))
-        )
+            self.store.update_session(event.session_id, event=record, **fields)
+        else:
+            self.store.add_event(record)

@@ -58,6 +58,7 @@ __all__ = [
     "SessionRow",
     "TurnRow",
     "UTCDateTime",
+    "column_values",
     "record_from_row",
     "row_values",
 ]
@@ -298,12 +299,24 @@ def row_values(record: BaseModel) -> dict[str, Any]:
         pydantic_core.PydanticSerializationError: a JSON field holds a value
             pydantic cannot serialise (the repository turns this into ``StoreError``).
     """
-    python = record.model_dump(mode="python")
-    as_json = record.model_dump(mode="json")
-    return {
-        _ATTRIBUTE.get(name, name): as_json[name] if isinstance(value, dict | list) else value
-        for name, value in python.items()
-    }
+    return {_ATTRIBUTE.get(name, name): value for name, value in column_values(record).items()}
+
+
+def column_values(record: BaseModel) -> dict[str, Any]:
+    """The column values of the row that stores ``record``, by column name (a Core ``insert``'s parameters).
+
+    Column names are the record's field names. JSON fields are dumped in pydantic's
+    JSON mode, the other fields as they are.
+
+    Raises:
+        pydantic_core.PydanticSerializationError: a JSON field holds a value
+            pydantic cannot serialise (the repository turns this into ``StoreError``).
+    """
+    values = record.model_dump(mode="python")
+    structured = {name for name, value in values.items() if isinstance(value, dict | list)}
+    if structured:
+        values.update(record.model_dump(mode="json", include=structured))
+    return values
 
 
 def record_from_row(record_type: type[RecordT], row: Base) -> RecordT:

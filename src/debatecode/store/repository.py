@@ -12,8 +12,10 @@ Durability rules, so a crash mid-debate leaves a consistent store:
   busy timeout instead of failing half-way;
 - opening a store runs the alembic migrations to head, inside one transaction.
 
-One engine per store, one ORM session per call: a store may be shared between
-threads. SQLAlchemy and alembic errors never leave this module; they become
+One engine per store, one connection (and, for reads and updates, one ORM session)
+per call: a store may be shared between threads. Appends (sessions, turns, code
+versions, events) are single Core ``INSERT`` statements: no ORM unit of work, so
+the per-turn writes of a debate stay cheap. SQLAlchemy and alembic errors never leave this module; they become
 ``StoreError`` naming the (password-masked) URL.
 """
 
@@ -23,14 +25,14 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from alembic import command
 from alembic.config import Config
 from alembic.util import CommandError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
-from sqlalchemy import Connection, Engine, create_engine, event, func, select, text
+from sqlalchemy import Connection, Engine, Table, create_engine, event, func, insert, select, text, update
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError, StatementError
 from sqlalchemy.orm import Session, sessionmaker
@@ -38,13 +40,14 @@ from sqlalchemy.pool import StaticPool
 
 from debatecode.errors import SessionNotFound, StoreError
 from debatecode.store.models import (
+    Base,
     CodeVersionRow,
     EventRow,
     GateRow,
     SessionRow,
     TurnRow,
+    column_values,
     record_from_row,
-    row_values,
 )
 from debatecode.store.records import CodeVersionRecord, EventRecord, GateRecord, SessionRecord, TurnRecord, utcnow
 
@@ -162,6 +165,7 @@ class SessionStore:
         self._closed = False
         self._engine = build_engine(url)
         writer = self._engine.execution_options(**{_WRITE_OPTION: True})
+        self._writer = writer
         self._readers = sessionmaker(self._engine, expire_on_commit=False)
         self._writers = sessionmaker(writer, expire_on_commit=False)
         try:
@@ -206,14 +210,15 @@ class SessionStore:
         Raises:
             StoreError: a session with this id exists, or the write failed.
         """
-        with self._transaction(f"create session {rec.id}", write=True) as db:
-            db.add(SessionRow(**row_values(rec)))
+        self._insert(f"create session {rec.id}", _table(SessionRow), rec)
 
-    def update_session(self, session_id: str, **fields: Any) -> SessionRecord:
+    def update_session(self, session_id: str, *, event: EventRecord | None = None, **fields: Any) -> SessionRecord:
         """Change fields of a stored session and return the updated record.
 
         ``fields`` are ``SessionRecord`` field names (``id`` excepted) and are
         validated like the record. ``updated_at`` is set to now unless given.
+        With ``event``, the feed event announcing the change is appended in the
+        same transaction.
 
         Raises:
             SessionNotFound: no session has exactly this id.
@@ -227,17 +232,21 @@ class SessionStore:
             )
         if "id" in fields:
             raise StoreError(f"cannot update session {session_id}: the id of a session never changes")
-        with self._transaction(f"update session {session_id}", write=True) as db:
-            row = db.get(SessionRow, session_id, with_for_update=True)
+        table = _table(SessionRow)
+        with self._connection(f"update session {session_id}", write=True) as connection:
+            query = select(table).where(table.c.id == session_id).with_for_update()
+            row = connection.execute(query).mappings().first()
             if row is None:
                 raise SessionNotFound(session_id)
-            merged = record_from_row(SessionRecord, row).model_dump() | {"updated_at": utcnow()} | fields
+            stored = SessionRecord.model_validate(dict(row))
+            merged = stored.model_dump() | {"updated_at": utcnow()} | fields
             try:
                 updated = SessionRecord.model_validate(merged)
             except ValidationError as exc:
                 raise StoreError(f"cannot update session {session_id}: {exc}") from exc
-            for name, value in row_values(updated).items():
-                setattr(row, name, value)
+            connection.execute(update(table).where(table.c.id == session_id), column_values(updated))
+            if event is not None:
+                self._append_event(connection, event)
         return updated
 
     def get_session(self, id_or_prefix: str) -> SessionRecord:
@@ -250,20 +259,21 @@ class SessionStore:
         """
         if not id_or_prefix:
             raise SessionNotFound(id_or_prefix, "give a session id or a prefix of one")
-        with self._transaction(f"read session {id_or_prefix!r}", write=False) as db:
-            row = db.get(SessionRow, id_or_prefix)
+        table = _table(SessionRow)
+        with self._connection(f"read session {id_or_prefix!r}", write=False) as connection:
+            row = connection.execute(select(table).where(table.c.id == id_or_prefix)).mappings().first()
             if row is None:
-                prefix_of_id = func.substr(SessionRow.id, 1, len(id_or_prefix)) == id_or_prefix
-                query = select(SessionRow).where(prefix_of_id).order_by(SessionRow.id).limit(_AMBIGUOUS_SHOWN + 1)
-                matches = list(db.scalars(query))
+                prefix_of_id = func.substr(table.c.id, 1, len(id_or_prefix)) == id_or_prefix
+                query = select(table).where(prefix_of_id).order_by(table.c.id).limit(_AMBIGUOUS_SHOWN + 1)
+                matches = connection.execute(query).mappings().all()
                 if not matches:
                     raise SessionNotFound(id_or_prefix)
                 if len(matches) > 1:
-                    shown = ", ".join(match.id for match in matches[:_AMBIGUOUS_SHOWN])
+                    shown = ", ".join(match["id"] for match in matches[:_AMBIGUOUS_SHOWN])
                     more = ", ..." if len(matches) > _AMBIGUOUS_SHOWN else ""
                     raise SessionNotFound(id_or_prefix, f"the prefix is ambiguous; it matches {shown}{more}")
                 row = matches[0]
-            return record_from_row(SessionRecord, row)
+            return SessionRecord.model_validate(dict(row))
 
     def list_sessions(self, limit: int = 50, status: str | None = None, kind: str | None = None) -> list[SessionRecord]:
         """Up to ``limit`` sessions, newest first, optionally only those with ``status`` and of ``kind``.
@@ -281,15 +291,17 @@ class SessionStore:
 
     # -- turns --------------------------------------------------------------------
 
-    def add_turn(self, rec: TurnRecord) -> None:
+    def add_turn(self, rec: TurnRecord, *, event: EventRecord | None = None) -> None:
         """Store a completed turn; it is committed when this returns.
+
+        With ``event``, the feed event announcing the turn is appended in the same
+        transaction: a reader never sees one without the other, even after a crash.
 
         Raises:
             StoreError: the session does not exist, the session already has a
                 turn with this ``seq`` or ``key`` (or this id), or the write failed.
         """
-        with self._transaction(f"add turn {rec.seq} ({rec.key}) of session {rec.session_id}", write=True) as db:
-            db.add(TurnRow(**row_values(rec)))
+        self._insert(f"add turn {rec.seq} ({rec.key}) of session {rec.session_id}", _table(TurnRow), rec, event)
 
     def turns(self, session_id: str) -> list[TurnRecord]:
         """The session's turns in ``seq`` order (empty for an unknown session).
@@ -303,16 +315,17 @@ class SessionStore:
 
     # -- code versions --------------------------------------------------------------
 
-    def add_code_version(self, rec: CodeVersionRecord) -> None:
+    def add_code_version(self, rec: CodeVersionRecord, *, event: EventRecord | None = None) -> None:
         """Store a code version; it is committed when this returns.
+
+        With ``event``, the feed event announcing the version is appended in the same transaction.
 
         Raises:
             StoreError: the session (or the referenced turn) does not exist, the
                 version number is taken, or the write failed.
         """
         action = f"add code version {rec.version_number} of session {rec.session_id}"
-        with self._transaction(action, write=True) as db:
-            db.add(CodeVersionRow(**row_values(rec)))
+        self._insert(action, _table(CodeVersionRow), rec, event)
 
     def versions(self, session_id: str) -> list[CodeVersionRecord]:
         """The session's code versions by ``version_number`` (empty for an unknown session).
@@ -336,8 +349,7 @@ class SessionStore:
         Raises:
             StoreError: the session does not exist, or the write failed.
         """
-        with self._transaction(f"add the {rec.phase} gate of session {rec.session_id}", write=True) as db:
-            db.add(GateRow(**row_values(rec)))
+        self._insert(f"add the {rec.phase} gate of session {rec.session_id}", _table(GateRow), rec)
 
     def gates(self, session_id: str) -> list[GateRecord]:
         """The session's gates, oldest first.
@@ -388,13 +400,8 @@ class SessionStore:
         Raises:
             StoreError: the session does not exist, or the write failed.
         """
-        values = row_values(rec)
-        values.pop("id")
-        with self._transaction(f"add a {rec.type} event to session {rec.session_id}", write=True) as db:
-            row = EventRow(**values)
-            db.add(row)
-            db.flush()
-            return record_from_row(EventRecord, row)
+        with self._connection(f"add a {rec.type} event to session {rec.session_id}", write=True) as connection:
+            return self._append_event(connection, rec)
 
     def events(self, session_id: str, *, after: int = 0, limit: int = 500) -> list[EventRecord]:
         """Up to ``limit`` of the session's events with an ``id`` above ``after``, oldest first.
@@ -421,6 +428,31 @@ class SessionStore:
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
             command.upgrade(migration_config(connection), "head")
         logger.debug("store %s is at the current schema", self._url)
+
+    def _insert(self, action: str, table: Table, rec: BaseModel, event: EventRecord | None = None) -> None:
+        """Insert ``rec`` as one row of ``table``, and ``event`` after it, in one committed transaction."""
+        with self._connection(action, write=True) as connection:
+            connection.execute(insert(table), column_values(rec))
+            if event is not None:
+                self._append_event(connection, event)
+
+    @staticmethod
+    def _append_event(connection: Connection, rec: EventRecord) -> EventRecord:
+        """Insert ``rec`` into the feed through ``connection``; returns it with the ``id`` the database gave it."""
+        values = column_values(rec)
+        del values["id"]
+        key = connection.execute(insert(_table(EventRow)), values).inserted_primary_key
+        if key is None:
+            raise StoreError(f"the store gave no id to the {rec.type} event of session {rec.session_id}")
+        return rec.model_copy(update={"id": key[0]})
+
+    @contextmanager
+    def _connection(self, action: str, *, write: bool) -> Iterator[Connection]:
+        """One connection in one transaction (Core statements): committed on success, rolled back otherwise."""
+        if self._closed:
+            raise StoreError(f"cannot {action}: store {self._url} is closed")
+        with self._translate(action), (self._writer if write else self._engine).begin() as connection:
+            yield connection
 
     @contextmanager
     def _transaction(self, action: str, *, write: bool) -> Iterator[Session]:
@@ -453,6 +485,11 @@ class SessionStore:
             ) from exc
         except PydanticSerializationError as exc:
             raise StoreError(f"cannot {action} in store {self._url}: a JSON field cannot be stored: {exc}") from exc
+
+
+def _table(row_type: type[Base]) -> Table:
+    """The Core table a mapped row class is stored in."""
+    return cast(Table, row_type.__table__)
 
 
 def open_store(url: str) -> SessionStore:
