@@ -284,7 +284,7 @@ async def one_round(
         bare=bare,
         turns=turns,
         versions=count["add_code_version"],
-        events=count["add_event"],
+        events=count["add_event"] + sum(1 for _, _, kwargs in store.writes if kwargs.get("event") is not None),
         writes=len(store.writes),
         split_s=dict(stopwatch.seconds),
         split_cpu_s=dict(stopwatch.cpu_seconds),
@@ -473,7 +473,7 @@ def markdown(result: dict[str, Any], argv: list[str], profile_text: str) -> str:
         f"{' / '.join(f'{x:.2f}' for x in result['loadavg'])} (other work ran on the machine: read the ratios).",
         "",
         f"Per debate: {per['turns']:g} turns, {per['versions']:g} code versions, {per['events']:g} events, "
-        f"{per['writes']:g} store writes.",
+        f"{per['writes']:g} store writes (one transaction each; a turn, version or status change carries its event).",
         "",
         "| measure | ms per stored turn | × bare |",
         "|---|---|---|",
