@@ -44,16 +44,23 @@ def test_an_event_for_an_unknown_session_is_refused(store: SessionStore) -> None
         store.add_event(EventRecord(session_id="nope", type="A"))
 
 
-def test_the_recorder_feeds_every_event_with_its_fields_as_json(
-    store: SessionStore,
-    make_session: Callable[..., SessionRecord],
-    make_turn: Callable[..., TurnRecord],
-) -> None:
+@pytest.fixture
+def recorded(
+    store: SessionStore, make_session: Callable[..., SessionRecord], make_turn: Callable[..., TurnRecord]
+) -> tuple[SessionRecord, StoreRecorder, TurnRecord]:
+    """A stored session, a recorder on the store, and the session's first turn, recorded through it."""
     session = make_session()
     store.create_session(session)
     recorder = StoreRecorder(store)
     turn = make_turn(session.id, 1)
     recorder(TurnCompleted(session.id, turn))
+    return session, recorder, turn
+
+
+def test_the_recorder_feeds_every_event_with_its_fields_as_json(
+    store: SessionStore, recorded: tuple[SessionRecord, StoreRecorder, TurnRecord]
+) -> None:
+    session, recorder, turn = recorded
     recorder(GateRequested(session.id, "convergence", "leader: a", "g1"))
     feed = store.events(session.id)
     assert [e.type for e in feed] == ["TurnCompleted", "GateRequested"]
@@ -66,14 +73,10 @@ def test_the_recorder_feeds_every_event_with_its_fields_as_json(
 
 def test_a_turn_and_its_event_are_written_together_or_not_at_all(
     store: SessionStore,
-    make_session: Callable[..., SessionRecord],
     make_turn: Callable[..., TurnRecord],
+    recorded: tuple[SessionRecord, StoreRecorder, TurnRecord],
 ) -> None:
-    session = make_session()
-    store.create_session(session)
-    recorder = StoreRecorder(store)
-    first = make_turn(session.id, 1)
-    recorder(TurnCompleted(session.id, first))
+    session, recorder, first = recorded
     # A second turn with the same seq is refused; the event announcing it must not reach the feed either.
     clash = make_turn(session.id, 1)
     with pytest.raises(StoreError, match="turn 1"):
