@@ -8,7 +8,10 @@ Each round does two things, in alternating order so that background load hits bo
 - **debate**: N scripted add.md debates (``tests.support.load``: a zero-latency
   ``scripted/...`` model, two agents, proposal, critique and convergence), C at a
   time, on the replaying dummy sandbox (each distinct job runs once, at warm-up),
-  into a fresh store. The store records every write the engine makes.
+  into a fresh store. The store records every write the engine makes. A round's
+  debates share one output folder, and so one git repository with a worktree and
+  a branch per session, as ``debatecode solve`` runs share ``debatecode-out``
+  (``--out-per-debate``: a new folder and repository for each debate).
 - **bare**: the same writes (the same sessions, turns, code versions, events and
   status updates, one transaction each, in the same order) replayed into another
   fresh store of the same kind, and nothing else.
@@ -235,15 +238,29 @@ def replay(writes: Writes, url: str) -> Elapsed:
 
 
 async def debate_round(
-    model: str, stores: Stores, sandbox: ReplaySandbox, count: int, concurrency: int, out: Path
+    model: str,
+    stores: Stores,
+    sandbox: ReplaySandbox,
+    count: int,
+    concurrency: int,
+    out: Path,
+    out_per_debate: bool = False,
 ) -> tuple[Elapsed, RecordingStore, Stopwatch, int]:
-    """Run ``count`` debates into a fresh recording store: the time, the store, the split and the stored turns."""
+    """Run ``count`` debates into a fresh recording store: the time, the store, the split and the stored turns.
+
+    The debates of a round share one output folder (one git repository, a worktree and a branch per session),
+    as ``debatecode solve`` runs share ``debatecode-out``; with ``out_per_debate`` each debate gets a folder, and
+    so a new repository, of its own.
+    """
     url = stores.new_url()
     stopwatch = Stopwatch()
     store = RecordingStore(url, stopwatch)
     services = Services(llm=LLMClient(LLMSettings()), sandbox=sandbox, store=store)
     task = load_task(ADD_TASK)
-    configs = [debate_config(model, url, out / uuid.uuid4().hex[:8]) for _ in range(count)]
+    shared = out / uuid.uuid4().hex[:8]
+    configs = [
+        debate_config(model, url, out / uuid.uuid4().hex[:8] if out_per_debate else shared) for _ in range(count)
+    ]
     sandbox_run = sandbox.run
 
     async def timed_run(job: Any) -> Any:
@@ -272,7 +289,9 @@ async def one_round(
 ) -> tuple[Round, Writes]:
     """One debate round and one bare loop; the bare loop goes first (on the previous round's writes) when given them."""
     bare = await asyncio.to_thread(replay, previous, stores.new_url()) if previous else None
-    debate, store, stopwatch, turns = await debate_round(model, stores, sandbox, args.debates, args.concurrency, out)
+    debate, store, stopwatch, turns = await debate_round(
+        model, stores, sandbox, args.debates, args.concurrency, out, args.out_per_debate
+    )
     store.close()
     if bare is None:
         bare = await asyncio.to_thread(replay, store.writes, stores.new_url())
@@ -313,7 +332,7 @@ async def measure(args: argparse.Namespace, stores: Stores, out: Path) -> tuple[
         if args.profile:
             profiler = cProfile.Profile()
             profiler.enable()
-            await debate_round(model, stores, sandbox, args.debates, args.concurrency, out)
+            await debate_round(model, stores, sandbox, args.debates, args.concurrency, out, args.out_per_debate)
             profiler.disable()
             buffer = io.StringIO()
             stats = pstats.Stats(profiler, stream=buffer)
@@ -374,6 +393,7 @@ def summary(rounds: list[Round], args: argparse.Namespace, kind: str) -> dict[st
         "folder": args.folder or tempfile.gettempdir(),
         "debates": args.debates,
         "concurrency": args.concurrency,
+        "out_per_debate": args.out_per_debate,
         "rounds": [
             {
                 "debate": asdict(r.debate),
@@ -446,7 +466,9 @@ def rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
 def title(result: dict[str, Any]) -> str:
     return (
         f"Engine overhead per turn ({result['store']} in {result['folder']}, {result['debates']} debates, "
-        f"{result['concurrency']} at a time, median of {len(result['rounds'])} rounds)"
+        f"{result['concurrency']} at a time, "
+        f"{'an output folder each' if result.get('out_per_debate') else 'one shared output folder'}, "
+        f"median of {len(result['rounds'])} rounds)"
     )
 
 
@@ -509,6 +531,12 @@ def main() -> None:
         "--folder",
         help="where the SQLite stores and the debates' git folders go (default: the temp dir; /dev/shm: RAM)",
     )
+    parser.add_argument(
+        "--out-per-debate",
+        action="store_true",
+        help="give each debate an output folder (a new git repository) of its own; by default a round's debates "
+        "share one, as `debatecode solve` runs share debatecode-out",
+    )
     parser.add_argument("--profile", action="store_true", help="also profile one debate round (cProfile)")
     parser.add_argument("--write", action="store_true", help="record the result in benchmarks/results/")
     args = parser.parse_args()
@@ -527,7 +555,7 @@ def main() -> None:
         RESULTS.mkdir(parents=True, exist_ok=True)
         argv = [a if a != args.postgres else "$DEBATECODE_TEST_POSTGRES_URL" for a in sys.argv[1:]]
         place = "-ram" if args.folder and args.folder.startswith("/dev/shm") else ""
-        name = f"{stores.kind}{place}-c{args.concurrency}"
+        name = f"{stores.kind}{place}-c{args.concurrency}{'-out-per-debate' if args.out_per_debate else ''}"
         (RESULTS / f"{name}.md").write_text(markdown(result, argv, profile_text), encoding="utf-8")
         (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         print(f"written to {RESULTS.relative_to(ROOT)}/{name}.md")
