@@ -3,7 +3,11 @@
 #
 #   benchmarks/recorded_runs.sh start       clone the fixed commit under $RUNS (once), put back the partial results
 #                                           saved in this checkout, and start both runs in the background
-#   benchmarks/recorded_runs.sh pause|resume   kill -STOP / -CONT both runs (for a fresh-clone CI run beside them)
+#   benchmarks/recorded_runs.sh stop        stop both runs (SIGTERM: in-flight problems are cancelled and write no
+#                                           row; `start` runs them again from scratch), e.g. around a fresh-clone CI
+#                                           run or a timing benchmark. Never pause them with SIGSTOP: a sandbox job in
+#                                           flight would outlive its host-side time limit while stopped and be scored
+#                                           as a timeout when the process continues.
 #   benchmarks/recorded_runs.sh status      how far each run is
 #   benchmarks/recorded_runs.sh checkpoint  copy the results so far into this checkout (commit them yourself)
 #
@@ -85,8 +89,18 @@ case ${1:-status} in
     (setsid nohup "$ABLATION/run-ablation.sh" >>"$RUNS/abl-$COMMIT.log" 2>&1 &)
     echo "started; logs: $RUNS/he-$COMMIT.log, $RUNS/abl-$COMMIT.log"
     ;;
-  pause) for p in $(pids); do kill -STOP "$p"; done ;;
-  resume) for p in $(pids); do kill -CONT "$p"; done ;;
+  stop)
+    groups=$(for p in $(pids); do ps -o pgid= -p "$p"; done | tr -d ' ' | sort -u)
+    [[ -z $groups ]] && { echo "not running"; exit 0; }
+    for g in $groups; do kill -TERM -- "-$g" 2>/dev/null || true; done
+    for _ in $(seq 120); do [[ -z $(pids) ]] && break; sleep 1; done
+    if [[ -n $(pids) ]]; then echo "still running after 120 s: $(pids | tr '\n' ' ')" >&2; exit 1; fi
+    echo "stopped; \`$0 start\` continues both runs"
+    ;;
+  pause|resume)
+    echo "$1 is gone: SIGSTOP makes in-flight sandbox jobs time out on the host's clock; use stop, then start" >&2
+    exit 2
+    ;;
   status)
     for folder in "$MAIN/$MAIN_OUT" "$ABLATION/$ABLATION_OUT"/*; do
       [[ -f $folder/results.jsonl ]] || continue
@@ -109,5 +123,5 @@ EOF
     done
     echo "copied into $SAVED; commit it"
     ;;
-  *) echo "usage: $0 start|pause|resume|status|checkpoint" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|checkpoint" >&2; exit 2 ;;
 esac
