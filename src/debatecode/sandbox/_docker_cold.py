@@ -114,8 +114,7 @@ class FreshContainerRunner:
         except DOCKER_ERRORS as exc:
             raise SandboxError(f"cannot create the job container: {exc}", backend=BACKEND) from exc
         self.active[job_id] = container
-        deadline = time.monotonic() + job.limits.timeout_s + self._host_grace_s + REAPER_MARGIN_S
-        self._reaper.watch(str(container.id), deadline)
+        self._reaper.watch(str(container.id), job.limits.timeout_s + self._host_grace_s + REAPER_MARGIN_S)
         logger.debug("created container %s for job %s", container.id, job_id)
         try:
             container.start()

@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from debatecode.sandbox._docker_spec import EXPIRES_LABEL, LABEL, OWNER_LABEL
+from debatecode.sandbox._host_clock import HOST_CLOCK, RunningClock
 
 __all__ = ["ContainerReaper", "OwnerToken", "SweepReport", "sweep_orphans"]
 
@@ -200,12 +201,17 @@ def sweep_orphans(
 class ContainerReaper:
     """Kills containers of this process that pass their deadline, from one daemon thread.
 
+    Deadlines run on the host's running time (``RunningClock``): while this process is
+    stopped, no container's time runs out.
+
     Args:
         kill: removes a container by id; called from the reaper thread, must not raise.
+        clock: the running time deadlines are measured on.
     """
 
-    def __init__(self, kill: Callable[[str], None]) -> None:
+    def __init__(self, kill: Callable[[str], None], clock: RunningClock = HOST_CLOCK) -> None:
         self._kill = kill
+        self._clock = clock
         self._deadlines: dict[str, float] = {}
         self._heap: list[tuple[float, str]] = []
         self._wake = threading.Condition()
@@ -214,8 +220,9 @@ class ContainerReaper:
         self.reaped: list[str] = []
         """Ids of containers the reaper had to kill (for logs and tests)."""
 
-    def watch(self, container_id: str, deadline: float) -> None:
-        """Kill ``container_id`` at ``deadline`` (``time.monotonic()`` clock) unless unwatched first."""
+    def watch(self, container_id: str, within_s: float) -> None:
+        """Kill ``container_id`` once ``within_s`` seconds of running time have passed, unless unwatched first."""
+        deadline = self._clock.now() + within_s
         with self._wake:
             self._deadlines[container_id] = deadline
             heapq.heappush(self._heap, (deadline, container_id))
@@ -236,7 +243,7 @@ class ContainerReaper:
             self._wake.notify()
 
     def _due(self) -> list[str]:
-        now = time.monotonic()
+        now = self._clock.now()
         due: list[str] = []
         while self._heap and self._heap[0][0] <= now:
             deadline, container_id = heapq.heappop(self._heap)
@@ -252,7 +259,8 @@ class ContainerReaper:
                     return
                 due = self._due()
                 if not due:
-                    wait = self._heap[0][0] - time.monotonic() if self._heap else None
+                    # A stop of this process holds the clock still: look again at least every second.
+                    wait = min(1.0, max(0.0, self._heap[0][0] - self._clock.now())) if self._heap else None
                     self._wake.wait(wait)
                     continue
             for container_id in due:

@@ -42,6 +42,7 @@ from debatecode.sandbox._docker_cold import REAPER_MARGIN_S, FreshContainerRunne
 from debatecode.sandbox._docker_spec import LABEL, ContainerShape
 from debatecode.sandbox._docker_warm import WarmContainerFactory
 from debatecode.sandbox._engine import DOCKER_ERRORS, engine_address, engine_unavailable, image_missing
+from debatecode.sandbox._host_clock import wait_within
 from debatecode.sandbox._hygiene import ContainerReaper, OwnerToken, SweepReport, sweep_orphans
 from debatecode.sandbox._pool import ContainerLost, WarmPool
 from debatecode.sandbox.base import ExecJob, ExecResult, Limits, Sandbox
@@ -285,10 +286,10 @@ class DockerSandbox(Sandbox):
             logger.warning("no warm container (%s); running the job in a fresh one", exc)
             return await self.run_fresh(job)
         host_timeout = job.limits.timeout_s + self._host_grace_s
-        self.reaper.watch(container.container_id, time.monotonic() + host_timeout + REAPER_MARGIN_S)
+        self.reaper.watch(container.container_id, host_timeout + REAPER_MARGIN_S)
         started = time.monotonic()
         try:
-            text = await asyncio.wait_for(container.run(request, max_result_bytes(job)), host_timeout)
+            text = await wait_within(container.run(request, max_result_bytes(job)), host_timeout)
         except TimeoutError:
             logger.warning("warm container %s outlived the host-side limit of %.1fs", container.name, host_timeout)
             await pool.discard(container)
@@ -312,7 +313,7 @@ class DockerSandbox(Sandbox):
                 backend=self.name,
                 container_id=container.container_id,
             ) from exc
-        self.reaper.watch(container.container_id, time.monotonic() + self.settings.pool_idle_ttl_s + REAPER_MARGIN_S)
+        self.reaper.watch(container.container_id, self.settings.pool_idle_ttl_s + REAPER_MARGIN_S)
         await pool.release(container)
         return result
 

@@ -37,6 +37,7 @@ from typing import Literal
 
 from debatecode.errors import SandboxError, SandboxUnavailable
 from debatecode.sandbox._cgroup import EXTRA_PIDS, CgroupSupport, JobCgroup, probe_cgroups
+from debatecode.sandbox._host_clock import wait_within
 from debatecode.sandbox._isolation import (
     NOBODY,
     IsolationProbe,
@@ -283,7 +284,7 @@ class LocalSandbox(Sandbox):
         stderr_task = asyncio.create_task(proc.read_capped("stderr", STDERR_CAP))
         try:
             try:
-                await asyncio.wait_for(_deliver_and_wait(proc, payload), job.limits.timeout_s + HOST_GRACE_S)
+                await wait_within(_deliver_and_wait(proc, payload), job.limits.timeout_s + HOST_GRACE_S)
             except TimeoutError:
                 logger.warning("local runner outlived the host-side limit; killing its process group")
                 return ExecResult(
