@@ -59,7 +59,7 @@ async def main(backend: str) -> None:
     else:
         from debatecode.sandbox.local import LocalSandbox
         sandbox = LocalSandbox()
-    job = ExecJob(argv=["python3", "-c", "import time; time.sleep(1); print('finished')"], limits=Limits(timeout_s=2))
+    job = ExecJob(argv=["python3", "-c", "import time; time.sleep(0.5); print('finished')"], limits=Limits(timeout_s=3))
     print("ready", flush=True)
     result = await sandbox.run(job)
     print(f"status: {result.status}; stdout: {result.stdout.strip()}", flush=True)
@@ -102,8 +102,8 @@ def test_a_stop_does_not_use_up_the_running_clock_but_does_use_up_the_monotonic_
 @pytest.mark.parametrize(
     ("backend", "stop_s"),
     [
-        pytest.param("docker", 5.0, marks=pytest.mark.docker, id="docker"),  # limit 2 s + host grace 1 s
-        pytest.param("local", 9.0, id="local"),  # limit 2 s + the local backend's host grace of 5 s
+        pytest.param("docker", 5.0, marks=pytest.mark.docker, id="docker"),  # limit 3 s + host grace 1 s
+        pytest.param("local", 9.0, id="local"),  # limit 3 s + the local backend's host grace of 5 s
     ],
 )
 def test_a_job_that_finishes_while_the_host_is_stopped_keeps_its_result(
