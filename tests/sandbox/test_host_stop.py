@@ -10,9 +10,11 @@ checks what the child reports once it continues. The first test shows what
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -136,3 +138,41 @@ def test_the_running_clock_holds_still_through_a_stop_and_never_goes_back(monkey
     now[0] += 0.2
     clock.tick()
     assert clock.now() == pytest.approx(held + 0.2)
+
+
+def test_a_forked_child_gets_a_clock_of_its_own_even_when_the_lock_was_held() -> None:
+    from debatecode.sandbox._host_clock import HOST_CLOCK
+
+    HOST_CLOCK.now()
+    read, write = os.pipe()
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # another thread holds the lock at the fork, as the watching thread may
+        with HOST_CLOCK._lock:
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait(10)
+    try:
+        pid = os.fork()
+    finally:
+        release.set()
+        holder.join()
+    if pid == 0:  # the child: reading the clock must neither block nor fail
+        try:
+            HOST_CLOCK.now()
+            os.write(write, b"ok")
+        finally:
+            os._exit(0)
+    os.close(write)
+    try:
+        ready, _, _ = select.select([read], [], [], 10)
+        got = os.read(read, 2) if ready else b""
+    finally:
+        os.close(read)
+        if not got:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert got == b"ok", "the child blocked on the lock its parent held at the fork"

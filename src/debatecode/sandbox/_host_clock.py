@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Awaitable
@@ -90,9 +91,15 @@ class RunningClock:
             time.sleep(self.tick_s)
             self.tick()
 
+    def _after_fork(self) -> None:
+        """In a forked child: a fresh lock (the parent's may have been held) and no watching thread yet."""
+        self._lock = threading.Lock()
+        self._thread = None
+
 
 HOST_CLOCK = RunningClock()
 """The clock of every host-side sandbox limit in this process."""
+os.register_at_fork(after_in_child=HOST_CLOCK._after_fork)
 
 
 async def wait_within(awaitable: Awaitable[T], limit_s: float, clock: RunningClock = HOST_CLOCK) -> T:
