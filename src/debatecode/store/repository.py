@@ -12,10 +12,11 @@ Durability rules, so a crash mid-debate leaves a consistent store:
   busy timeout instead of failing half-way;
 - opening a store runs the alembic migrations to head, inside one transaction.
 
-One engine per store, one connection (and, for reads and updates, one ORM session)
-per call: a store may be shared between threads. Appends (sessions, turns, code
-versions, events) are single Core ``INSERT`` statements: no ORM unit of work, so
-the per-turn writes of a debate stay cheap. SQLAlchemy and alembic errors never leave this module; they become
+One engine per store, one connection per call: a store may be shared between
+threads. Appends (sessions, turns, code versions, events) and the session reads
+and updates of a debate are Core statements, with no ORM unit of work, so the
+per-turn writes stay cheap; the other reads and the gate decisions use an ORM
+session. SQLAlchemy and alembic errors never leave this module; they become
 ``StoreError`` naming the (password-masked) URL.
 """
 
@@ -164,12 +165,11 @@ class SessionStore:
         self._url = _display_url(url)
         self._closed = False
         self._engine = build_engine(url)
-        writer = self._engine.execution_options(**{_WRITE_OPTION: True})
-        self._writer = writer
+        self._writer = self._engine.execution_options(**{_WRITE_OPTION: True})
         self._readers = sessionmaker(self._engine, expire_on_commit=False)
-        self._writers = sessionmaker(writer, expire_on_commit=False)
+        self._writers = sessionmaker(self._writer, expire_on_commit=False)
         try:
-            self._migrate(writer)
+            self._migrate(self._writer)
         except BaseException:
             self._engine.dispose()
             raise
@@ -449,19 +449,21 @@ class SessionStore:
     @contextmanager
     def _connection(self, action: str, *, write: bool) -> Iterator[Connection]:
         """One connection in one transaction (Core statements): committed on success, rolled back otherwise."""
-        if self._closed:
-            raise StoreError(f"cannot {action}: store {self._url} is closed")
+        self._require_open(action)
         with self._translate(action), (self._writer if write else self._engine).begin() as connection:
             yield connection
 
     @contextmanager
     def _transaction(self, action: str, *, write: bool) -> Iterator[Session]:
         """One ORM session in one transaction: committed on success, rolled back otherwise."""
-        if self._closed:
-            raise StoreError(f"cannot {action}: store {self._url} is closed")
+        self._require_open(action)
         factory = self._writers if write else self._readers
         with self._translate(action), factory.begin() as db:
             yield db
+
+    def _require_open(self, action: str) -> None:
+        if self._closed:
+            raise StoreError(f"cannot {action}: store {self._url} is closed")
 
     @contextmanager
     def _translate(self, action: str) -> Iterator[None]:
