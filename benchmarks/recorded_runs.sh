@@ -10,12 +10,16 @@
 #                                           as a timeout when the process continues.
 #   benchmarks/recorded_runs.sh status      how far each run is
 #   benchmarks/recorded_runs.sh checkpoint  copy the results so far into this checkout (commit them yourself)
-#   benchmarks/recorded_runs.sh helper      once the ablation has finished and a core is free: a second stream for
-#                                           the main run's debates, on the back half of the problems main has not
-#                                           reached, in a clone of its own (its problem list is kept in this checkout)
-#   benchmarks/recorded_runs.sh merge       stop the main run, append the helper's finished debate rows for problems
-#                                           main has not done (never a duplicate; problems both ran are compared),
-#                                           and start main again: it skips them
+#   benchmarks/recorded_runs.sh helper [debate|vote|reflexion]
+#                                           once the ablation has finished and a core is free: a second stream for
+#                                           one of the main run's strategies, in a clone of its own. In the stage main
+#                                           is in, it takes the back half of the problems neither has done; in a stage
+#                                           main has not reached, all of them. Its list is kept in this checkout
+#                                           (helper-problems.txt), so `start` restarts it.
+#   benchmarks/recorded_runs.sh helper-stop stop the helper (its finished rows stay)
+#   benchmarks/recorded_runs.sh merge       stop the main run, append the helper's finished rows and vote samples that
+#                                           main lacks (benchmarks/merge_run_rows.py: never a duplicate, and nothing
+#                                           if the two differ on a shared one), and start main again: it skips them
 #
 # The ablation does not run the full debate again: its table takes it from the main run's rows
 # (benchmarks/ablation.py --table-only --full-from .../humaneval-qwen/results.jsonl).
@@ -106,15 +110,18 @@ stop_groups() {  # stop_groups <pid>...: SIGTERM to their process groups, then w
   return 1
 }
 
-helper_script() {
+helper_script() {  # the helper's command: line 1 of $HELPER_PROBLEMS is the strategy, line 2 the problems
+  local strategy extra=""
+  strategy=$(sed -n 1p "$HELPER_PROBLEMS")
+  [[ $strategy == vote ]] && extra=" --vote-n 3,5,9"
   cat <<EOF
 #!/usr/bin/env bash
 set -uo pipefail
 cd "$HELPER"
 export PYTHONPATH="$HELPER/src" LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1
 date
-"$PY" -m debatecode.cli.app bench humaneval --model local/qwen2.5-coder-0.5b --strategy debate \\
-  --problems $(tr -d ' \n' <"$HELPER_PROBLEMS") --config $CONFIG --jobs 2 --out $MAIN_OUT
+"$PY" -m debatecode.cli.app bench humaneval --model local/qwen2.5-coder-0.5b --strategy $strategy$extra \\
+  --problems $(sed -n 2p "$HELPER_PROBLEMS") --config $CONFIG --jobs 2 --out $MAIN_OUT
 echo "helper exit \$?"; date
 EOF
 }
@@ -135,7 +142,7 @@ start_helper() {
   helper_script >"$HELPER/run-helper.sh"
   chmod +x "$HELPER/run-helper.sh"
   (setsid nohup "$HELPER/run-helper.sh" >>"$RUNS/he2-$COMMIT.log" 2>&1 &)
-  echo "helper started (debate on HumanEval/$(cut -d, -f1 <"$HELPER_PROBLEMS")..); log: $RUNS/he2-$COMMIT.log"
+  echo "helper started ($(sed -n 1p "$HELPER_PROBLEMS") from HumanEval/$(sed -n 2p "$HELPER_PROBLEMS" | cut -d, -f1)); log: $RUNS/he2-$COMMIT.log"
 }
 
 case ${1:-status} in
@@ -159,63 +166,63 @@ case ${1:-status} in
     start_helper
     ;;
   helper)
+    stage=${2:-debate}
+    case $stage in debate|vote|reflexion) ;; *) echo "helper takes debate, vote or reflexion, not $stage" >&2; exit 2 ;; esac
     if [[ -n $(pids_in "$ABLATION") ]]; then
       echo "the ablation is still running and holds a core: start the helper once it has finished" >&2
       exit 2
     fi
-    [[ -n $(pids_in "$MAIN") ]] || { echo "the main run is not running: \`$0 start\` first" >&2; exit 2; }
-    if [[ ! -f $HELPER_PROBLEMS ]]; then
-      "$PY" - "$MAIN/$MAIN_OUT/results.jsonl" "$HELPER_PROBLEMS" <<'EOF' || exit 2
-import json, sys
-done = set()
-for line in open(sys.argv[1]):
-    if line.strip():
-        row = json.loads(line)
-        if row["strategy"] == "debate":
-            done.add(row["task_id"])
-left = [n for n in range(164) if f"HumanEval/{n}" not in done]
-tail = left[len(left) // 2 :]
-if not tail:
-    sys.exit("no debate problems are left for a helper")
-open(sys.argv[2], "w").write(",".join(map(str, tail)) + "\n")
-print(f"the helper takes {len(tail)} of the {len(left)} debate problems main has not done: {tail[0]}..{tail[-1]}")
-EOF
+    if [[ -n $(pids_in "$HELPER") ]]; then
+      echo "the helper is already running ($(sed -n 1p "$HELPER_PROBLEMS")); \`$0 helper-stop\` first" >&2
+      exit 2
     fi
+    [[ -n $(pids_in "$MAIN") ]] || { echo "the main run is not running: \`$0 start\` first" >&2; exit 2; }
+    "$PY" - "$MAIN/$MAIN_OUT/results.jsonl" "$HELPER/$MAIN_OUT/results.jsonl" "$HELPER_PROBLEMS" "$stage" <<'EOF' || exit 2
+import json, os, sys
+
+main_rows, helper_rows, target, stage = sys.argv[1:]
+
+
+def done(path):
+    if not os.path.exists(path):
+        return set()
+    return {
+        json.loads(line)["task_id"]
+        for line in open(path).read().split("\n")[:-1]
+        if line.strip() and json.loads(line)["strategy"] == stage
+    }
+
+
+main_done, helper_done = done(main_rows), done(helper_rows)
+left = [n for n in range(164) if f"HumanEval/{n}" not in main_done | helper_done]
+# A stage main is in: the back half of what is left, so the two meet in the middle. One it has not reached yet
+# (vote, reflexion while main debates): all of it; merge it before main gets there.
+take = left[len(left) // 2 :] if main_done else left
+if not take:
+    sys.exit(f"no {stage} problems are left for a helper")
+with open(target, "w") as out:
+    out.write(f"{stage}\n{','.join(map(str, take))}\n")
+print(f"the helper takes {len(take)} of the {len(left)} {stage} problems neither has done: {take[0]}..{take[-1]}")
+EOF
     start_helper
+    ;;
+  helper-stop)
+    helper_pids=$(pids_in "$HELPER")
+    [[ -z $helper_pids ]] && { echo "the helper is not running"; exit 0; }
+    # shellcheck disable=SC2086
+    stop_groups $helper_pids || exit 1
+    echo "helper stopped; its finished rows stay for \`$0 merge\`"
     ;;
   merge)
     [[ -f $HELPER/$MAIN_OUT/results.jsonl ]] || { echo "the helper has no results yet" >&2; exit 2; }
     main_pids=$(pids_in "$MAIN")
     # shellcheck disable=SC2086
     if [[ -n $main_pids ]]; then stop_groups $main_pids || exit 1; fi
-    "$PY" - "$HELPER/$MAIN_OUT/results.jsonl" "$MAIN/$MAIN_OUT/results.jsonl" <<'EOF'
-import json, sys
-
-
-def rows(path):
-    out = []
-    for line in open(path):
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass  # a line the helper is still writing
-    return out
-
-
-helper = [r for r in rows(sys.argv[1]) if r["strategy"] == "debate"]
-have = {(r["task_id"], r["strategy"]): r for r in rows(sys.argv[2])}
-new = [r for r in helper if (r["task_id"], "debate") not in have]
-both = [(have[(r["task_id"], "debate")], r) for r in helper if (r["task_id"], "debate") in have]
-same = sum(a["completion"] == b["completion"] and a["passed"] == b["passed"] for a, b in both)
-with open(sys.argv[2], "a") as out:
-    for r in new:
-        out.write(json.dumps(r) + "\n")
-print(f"appended {len(new)} helper rows; {len(both)} problems both ran, {same} of them with the same answer and verdict")
-if same != len(both):
-    print("WARNING: the two streams disagree on a problem both ran: check before trusting the split")
-EOF
+    merged=0
+    "$PY" "$HERE/benchmarks/merge_run_rows.py" "$HELPER/$MAIN_OUT" "$MAIN/$MAIN_OUT" || merged=$?
     (setsid nohup "$MAIN/run-all.sh" >>"$RUNS/he-$COMMIT.log" 2>&1 &)
-    echo "main started again; it skips the merged problems"
+    echo "main started again; it skips what was merged"
+    exit $merged
     ;;
   stop)
     running=$(pids)
@@ -250,5 +257,5 @@ EOF
     done
     echo "copied into $SAVED; commit it"
     ;;
-  *) echo "usage: $0 start|stop|status|checkpoint|helper|merge" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|checkpoint|helper [debate|vote|reflexion]|helper-stop|merge" >&2; exit 2 ;;
 esac
