@@ -225,7 +225,7 @@ EOF
     exit $merged
     ;;
   stop)
-    running=$(pids)
+    running=$(for run in "$MAIN" "$ABLATION" "$HELPER"; do pids_in "$run"; done)
     [[ -z $running ]] && { echo "not running"; exit 0; }
     # shellcheck disable=SC2086
     stop_groups $running || exit 1
