@@ -152,14 +152,16 @@ case ${1:-status} in
     clone "$ABLATION"
     restore "$SAVED/main" "$MAIN/$MAIN_OUT"
     restore "$SAVED/ablation" "$ABLATION/$ABLATION_OUT"
-    main_script >"$MAIN/run-all.sh"
-    ablation_script >"$ABLATION/run-ablation.sh"
-    chmod +x "$MAIN/run-all.sh" "$ABLATION/run-ablation.sh"
+    # A run's script is rewritten only while it is not running: bash reads a script as it goes.
     if [[ -z $(pids_in "$MAIN") ]]; then
+      main_script >"$MAIN/run-all.sh"
+      chmod +x "$MAIN/run-all.sh"
       (setsid nohup "$MAIN/run-all.sh" >>"$RUNS/he-$COMMIT.log" 2>&1 &)
       echo "main started; log: $RUNS/he-$COMMIT.log"
     fi
     if [[ -z $(pids_in "$ABLATION") ]] && ! ablation_done; then
+      ablation_script >"$ABLATION/run-ablation.sh"
+      chmod +x "$ABLATION/run-ablation.sh"
       (setsid nohup "$ABLATION/run-ablation.sh" >>"$RUNS/abl-$COMMIT.log" 2>&1 &)
       echo "ablation started; log: $RUNS/abl-$COMMIT.log"
     fi
