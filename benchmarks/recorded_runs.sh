@@ -134,6 +134,8 @@ ablation_done() {  # every ablated configuration has a row for each of the 40 pr
   done
 }
 
+launch_main() { (setsid nohup "$MAIN/run-all.sh" >>"$RUNS/he-$COMMIT.log" 2>&1 &); }
+
 start_helper() {
   [[ -f $HELPER_PROBLEMS ]] || return 0
   [[ -n $(pids_in "$HELPER") ]] && return 0
@@ -156,7 +158,7 @@ case ${1:-status} in
     if [[ -z $(pids_in "$MAIN") ]]; then
       main_script >"$MAIN/run-all.sh"
       chmod +x "$MAIN/run-all.sh"
-      (setsid nohup "$MAIN/run-all.sh" >>"$RUNS/he-$COMMIT.log" 2>&1 &)
+      launch_main
       echo "main started; log: $RUNS/he-$COMMIT.log"
     fi
     if [[ -z $(pids_in "$ABLATION") ]] && ! ablation_done; then
@@ -222,7 +224,7 @@ EOF
     if [[ -n $main_pids ]]; then stop_groups $main_pids || exit 1; fi
     merged=0
     "$PY" "$HERE/benchmarks/merge_run_rows.py" "$HELPER/$MAIN_OUT" "$MAIN/$MAIN_OUT" || merged=$?
-    (setsid nohup "$MAIN/run-all.sh" >>"$RUNS/he-$COMMIT.log" 2>&1 &)
+    launch_main
     echo "main started again; it skips what was merged"
     exit $merged
     ;;
