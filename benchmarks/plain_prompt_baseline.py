@@ -27,8 +27,9 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.progress import Progress
 
@@ -42,6 +43,9 @@ from debatecode.sandbox.settings import SandboxSettings
 
 MODEL = "qwen2.5-coder-0.5b"
 MAX_TOKENS = 512
+BARE_N_CTX = 2048
+BARE_N_CTX_TEXT = "2048"
+RUNTIMES = ("product", "bare")
 INSTRUCTION = "Complete the following Python function. Reply with the whole function in one python block."
 
 
@@ -56,17 +60,54 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-async def run(problems: list[dict[str, Any]], rows_path: Path) -> None:
+@dataclass(frozen=True)
+class Generated:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class BareLlama:
+    """llama-cpp-python as the issue used it: a plain ``Llama`` with its defaults, the GGUF's chat template."""
+
+    def __init__(self) -> None:
+        from llama_cpp import Llama
+
+        from debatecode.llm.local import LOCAL_MODELS, assemble
+
+        chunks = LOCAL_MODELS[MODEL].chunks
+        if chunks is None:
+            raise SystemExit(f"{MODEL} has no chunk packages to assemble")
+        path = assemble(chunks)
+        self.llama = Llama(model_path=str(path), n_ctx=BARE_N_CTX, seed=0, verbose=False)
+
+    async def generate(self, messages: list[Message]) -> Generated:
+        out: Any = await asyncio.to_thread(
+            self.llama.create_chat_completion, messages=cast(Any, messages), max_tokens=MAX_TOKENS, temperature=0.0
+        )
+        usage = out["usage"]
+        return Generated(out["choices"][0]["message"]["content"], usage["prompt_tokens"], usage["completion_tokens"])
+
+
+async def product_generate(messages: list[Message]) -> Generated:
+    generation = await agenerate_local(MODEL, messages, max_tokens=MAX_TOKENS, temperature=0.0)
+    return Generated(generation.text, generation.prompt_tokens, generation.completion_tokens)
+
+
+async def run(problems: list[dict[str, Any]], rows_path: Path, runtime: str) -> None:
     done = {row["task_id"] for row in read_rows(rows_path)}
     todo = [p for p in problems if p["task_id"] not in done]
+    if not todo:
+        return
+    generate = BareLlama().generate if runtime == "bare" else product_generate
     async with create_sandbox(SandboxSettings()) as sandbox:
         with Progress() as progress, rows_path.open("a", encoding="utf-8") as sink:
-            bar = progress.add_task("plain prompt, greedy", total=len(problems), completed=len(problems) - len(todo))
+            bar = progress.add_task(
+                f"plain prompt, greedy, {runtime}", total=len(problems), completed=len(problems) - len(todo)
+            )
             for problem in todo:
                 started = time.perf_counter()
-                generation = await agenerate_local(
-                    MODEL, plain_messages(problem["prompt"]), max_tokens=MAX_TOKENS, temperature=0.0
-                )
+                generation = await generate(plain_messages(problem["prompt"]))
                 seconds = time.perf_counter() - started
                 task = problem_task(problem)
                 code = extract_code(generation.text, entry_point=task.entry_point)
@@ -77,6 +118,7 @@ async def run(problems: list[dict[str, Any]], rows_path: Path) -> None:
                 )
                 row = {
                     "task_id": problem["task_id"],
+                    "text": generation.text,
                     "completion": completion,
                     "passed": verdict.passed,
                     "result": verdict.result,
@@ -89,57 +131,76 @@ async def run(problems: list[dict[str, Any]], rows_path: Path) -> None:
                 progress.advance(bar)
 
 
-def report(rows: list[dict[str, Any]], single: dict[str, bool], command: str, commit: str) -> str:
-    plain = {row["task_id"]: bool(row["passed"]) for row in rows}
-    shared = sorted(set(plain) & set(single), key=lambda t: int(t.split("/")[1]))
-    plain_only = [t for t in shared if plain[t] and not single[t]]
-    single_only = [t for t in shared if single[t] and not plain[t]]
-    p_value = mcnemar_exact_p(len(plain_only), len(single_only))
-    n = len(shared)
+RUNTIME_TEXT = {
+    "product": "debatecode's runtime (`agenerate_local`)",
+    "bare": f"bare llama-cpp-python (`Llama` defaults, n_ctx {BARE_N_CTX_TEXT})",
+}
+
+
+def _order(task_id: str) -> int:
+    return int(task_id.split("/")[1])
+
+
+def report(runs: dict[str, list[dict[str, Any]]], single: dict[str, bool], command: str, commit: str) -> str:
+    lines = [
+        "# The issue's plain prompt, greedy, on HumanEval, against the recorded `single` run",
+        "",
+        f"Command: `{command}` (once per runtime) at commit {commit}, on 2 cores.",
+        "",
+        "Reads hidden-test outcomes: a report after the prompt was chosen (on visible checks), never a tuning signal."
+        " Answers are extracted and scored as `bench humaneval` does (`extract_code`, the prompt's imports, the"
+        " Docker sandbox, `clean_solution`).",
+        "",
+        "| prompt, runtime | problems | pass@1 (hidden) | mean prompt tokens | mean completion tokens"
+        " | passed only here | passed only by single | exact McNemar p |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    shared_all = set(single)
+    for rows in runs.values():
+        shared_all &= {row["task_id"] for row in rows}
+    n = len(shared_all)
 
     def share(count: int) -> str:
         return f"{count}/{n} ({100 * count / n:.1f}%)" if n else "-"
 
-    completion = sum(row["completion_tokens"] for row in rows) / max(len(rows), 1)
-    prompt = sum(row["prompt_tokens"] for row in rows) / max(len(rows), 1)
-    return "\n".join(
-        [
-            "# The issue's plain prompt through debatecode's local runtime (greedy, HumanEval)",
+    details = []
+    for runtime, rows in runs.items():
+        passed = {row["task_id"]: bool(row["passed"]) for row in rows if row["task_id"] in shared_all}
+        only_here = sorted((t for t in passed if passed[t] and not single[t]), key=_order)
+        only_single = sorted((t for t in passed if single[t] and not passed[t]), key=_order)
+        kept = [row for row in rows if row["task_id"] in shared_all]
+        prompt = sum(row["prompt_tokens"] for row in kept) / max(len(kept), 1)
+        completion = sum(row["completion_tokens"] for row in kept) / max(len(kept), 1)
+        lines.append(
+            f"| plain, {RUNTIME_TEXT[runtime]} | {n} | {share(sum(passed.values()))} | {prompt:.0f} | {completion:.0f}"
+            f" | {len(only_here)} | {len(only_single)} | {mcnemar_exact_p(len(only_here), len(only_single)):.3f} |"
+        )
+        details += [
             "",
-            f"Command: `{command}` at commit {commit}, on 2 cores.",
-            "",
-            "Reads hidden-test outcomes: a report after the prompt was chosen (on visible checks), never a tuning signal.",
-            "",
-            "| prompt | problems | pass@1 (hidden) | mean prompt tokens | mean completion tokens |",
-            "|---|---|---|---|---|",
-            f"| plain (the issue's 59.1% prompt) | {n} | {share(sum(plain[t] for t in shared))} | {prompt:.0f} |"
-            f" {completion:.0f} |",
-            f"| code-only (the recorded `single` run) | {n} | {share(sum(single[t] for t in shared))} | - | - |",
-            "",
-            f"Passed by plain only: {len(plain_only)}; by code-only only: {len(single_only)}; "
-            f"exact McNemar p = {p_value:.3f}.",
-            "",
-            f"Plain only: {', '.join(plain_only) or '-'}.",
-            "",
-            f"Code-only only: {', '.join(single_only) or '-'}.",
-            "",
+            f"plain, {runtime}: passed only here: {', '.join(only_here) or '-'}; only by single:"
+            f" {', '.join(only_single) or '-'}.",
         ]
+    lines.append(
+        f"| code-only, debatecode's runtime (the recorded `single` run) | {n}"
+        f" | {share(sum(single[t] for t in shared_all))} | - | - | - | - | - |"
     )
+    return "\n".join([*lines, *details, ""])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--single", type=Path, required=True, help="a results.jsonl holding a recorded `single` run")
-    parser.add_argument("--out", type=Path, required=True, help="folder for results.jsonl and README.md")
+    parser.add_argument("--out", type=Path, required=True, help="folder for <runtime>.jsonl and README.md")
+    parser.add_argument("--runtime", choices=RUNTIMES, default="product", help="who generates (default: product)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N problems")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    rows_path = args.out / "results.jsonl"
-    asyncio.run(run(load_problems(limit=args.limit), rows_path))
+    asyncio.run(run(load_problems(limit=args.limit), args.out / f"{args.runtime}.jsonl", args.runtime))
     single = {row["task_id"]: bool(row["passed"]) for row in read_rows(args.single) if row.get("strategy") == "single"}
+    runs = {runtime: read_rows(args.out / f"{runtime}.jsonl") for runtime in RUNTIMES}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
     command = "python benchmarks/plain_prompt_baseline.py " + " ".join(sys.argv[1:])
-    text = report(read_rows(rows_path), single, command, commit.stdout.strip() or "unknown")
+    text = report({k: v for k, v in runs.items() if v}, single, command, commit.stdout.strip() or "unknown")
     (args.out / "README.md").write_text(text, encoding="utf-8")
     print(text)
     return 0
