@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import time
@@ -141,7 +142,40 @@ def _order(task_id: str) -> int:
     return int(task_id.split("/")[1])
 
 
-def report(runs: dict[str, list[dict[str, Any]]], single: dict[str, bool], command: str, commit: str) -> str:
+FENCE = re.compile(r"```(?:python)?\n(.*?)```", re.DOTALL)
+
+
+def first_block(text: str) -> str:
+    """The first fenced block of a reply as it is (the reply itself when it has none)."""
+    found = FENCE.search(text)
+    return found.group(1) if found else text
+
+
+async def other_extractions(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """How many replies pass when the program is taken another way: the first block alone, or prompt + block."""
+    by_id = {p["task_id"]: p for p in load_problems(ids=[row["task_id"] for row in rows])}
+    ways = {
+        "the first fenced block as the whole program": lambda row: first_block(row["text"]),
+        "the HumanEval prompt, then the first fenced block": lambda row: (
+            by_id[row["task_id"]]["prompt"] + "\n" + first_block(row["text"])
+        ),
+    }
+    counts = {}
+    async with create_sandbox(SandboxSettings()) as sandbox:
+        for name, program in ways.items():
+            samples = [{"task_id": row["task_id"], "solution": program(row)} for row in rows]
+            verdicts = await check_samples(sandbox, by_id, samples)
+            counts[name] = sum(verdict.passed for verdict in verdicts)
+    return counts
+
+
+def report(
+    runs: dict[str, list[dict[str, Any]]],
+    single: dict[str, bool],
+    command: str,
+    commit: str,
+    extractions: dict[str, dict[str, int]] | None = None,
+) -> str:
     lines = [
         "# The issue's plain prompt, greedy, on HumanEval, against the recorded `single` run",
         "",
@@ -184,6 +218,10 @@ def report(runs: dict[str, list[dict[str, Any]]], single: dict[str, bool], comma
         f"| code-only, debatecode's runtime (the recorded `single` run) | {n}"
         f" | {share(sum(single[t] for t in shared_all))} | - | - | - | - | - |"
     )
+    for runtime, counts in (extractions or {}).items():
+        total = len(runs[runtime])
+        ways = "; ".join(f"{name}: {count}/{total}" for name, count in counts.items())
+        details += ["", f"plain, {runtime}, the same replies extracted other ways: {ways}."]
     return "\n".join([*lines, *details, ""])
 
 
@@ -200,7 +238,13 @@ def main() -> int:
     runs = {runtime: read_rows(args.out / f"{runtime}.jsonl") for runtime in RUNTIMES}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
     command = "python benchmarks/plain_prompt_baseline.py " + " ".join(sys.argv[1:])
-    text = report({k: v for k, v in runs.items() if v}, single, command, commit.stdout.strip() or "unknown")
+    extractions = {
+        runtime: asyncio.run(other_extractions(rows))
+        for runtime, rows in runs.items()
+        if rows and all("text" in row for row in rows)
+    }
+    found = {k: v for k, v in runs.items() if v}
+    text = report(found, single, command, commit.stdout.strip() or "unknown", extractions)
     (args.out / "README.md").write_text(text, encoding="utf-8")
     print(text)
     return 0
