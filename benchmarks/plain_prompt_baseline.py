@@ -45,7 +45,6 @@ from debatecode.sandbox.settings import SandboxSettings
 MODEL = "qwen2.5-coder-0.5b"
 MAX_TOKENS = 512
 BARE_N_CTX = 2048
-BARE_N_CTX_TEXT = "2048"
 RUNTIMES = ("product", "bare")
 INSTRUCTION = "Complete the following Python function. Reply with the whole function in one python block."
 
@@ -134,7 +133,7 @@ async def run(problems: list[dict[str, Any]], rows_path: Path, runtime: str) -> 
 
 RUNTIME_TEXT = {
     "product": "debatecode's runtime (`agenerate_local`)",
-    "bare": f"bare llama-cpp-python (`Llama` defaults, n_ctx {BARE_N_CTX_TEXT})",
+    "bare": f"bare llama-cpp-python (`Llama` defaults, n_ctx {BARE_N_CTX})",
 }
 
 
