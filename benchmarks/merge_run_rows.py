@@ -8,9 +8,11 @@ same commit into a folder of its own. With the main run stopped, this script app
 
 - the helper's ``results.jsonl`` rows whose (problem, strategy) main does not have (only strategy ``S``
   with ``--strategy``);
-- the helper's ``vote-samples.jsonl`` lines whose (problem, sample index) main does not have.
+- the helper's ``vote-samples.jsonl`` lines whose (problem, sample index) main does not have;
+- the helper's ``reflexion-attempts.jsonl`` lines (Reflexion run again at another attempt cap, for spend
+  matching) whose (problem, attempt cap) main does not have.
 
-The main run then skips those pairs and reuses those samples. Rows both folders hold must agree on the
+The main run then skips those pairs and reuses those samples and runs. Rows both folders hold must agree on the
 answer, its verdict and its tokens. Greedy decoding and per-sample seeds should make a row the same,
 whichever process ran it. If any pair differs, nothing is appended and the exit status is 1: the split
 is not to be trusted. A line the helper is still writing (no newline at the end yet) is left for the next
@@ -45,6 +47,7 @@ class RowsFile:
 FILES = (
     RowsFile("results.jsonl", lambda row: (str(row["task_id"]), row["strategy"])),
     RowsFile("vote-samples.jsonl", lambda row: (str(row["task_id"]), row["index"])),
+    RowsFile("reflexion-attempts.jsonl", lambda row: (str(row["task_id"]), row["reflexion"]["max_attempts"])),
 )
 
 

@@ -16,9 +16,17 @@
 #                                           is in, it takes the back half of the problems neither has done; in a stage
 #                                           main has not reached, all of them. Its list is kept in this checkout
 #                                           (helper-problems.txt), so `start` restarts it.
+#   benchmarks/recorded_runs.sh helper-take vote-to:N|reflexion-at:K PROBLEMS
+#                                           once every strategy has answered every problem and main is drawing
+#                                           samples or matching spend: give the helper part of that work on
+#                                           PROBLEMS (e.g. 63-124). vote-to:N draws vote samples up to N;
+#                                           reflexion-at:K runs Reflexion capped at K attempts (the cap main's
+#                                           search will run: see docs/progress-issue-12.md). It first copies
+#                                           main's finished rows into the helper's folder, so the helper skips
+#                                           every answer main already has.
 #   benchmarks/recorded_runs.sh helper-stop stop the helper (its finished rows stay)
-#   benchmarks/recorded_runs.sh merge       stop the main run, append the helper's finished rows and vote samples that
-#                                           main lacks (benchmarks/merge_run_rows.py: never a duplicate, and nothing
+#   benchmarks/recorded_runs.sh merge       stop the main run, append the helper's finished rows, vote samples and
+#                                           Reflexion runs at other caps that main lacks (benchmarks/merge_run_rows.py: never a duplicate, and nothing
 #                                           if the two differ on a shared one), and start main again: it skips them
 #
 # The ablation does not run the full debate again: its table takes it from the main run's rows
@@ -110,10 +118,23 @@ stop_groups() {  # stop_groups <pid>...: SIGTERM to their process groups, then w
   return 1
 }
 
-helper_script() {  # the helper's command: line 1 of $HELPER_PROBLEMS is the strategy, line 2 the problems
-  local strategy extra=""
-  strategy=$(sed -n 1p "$HELPER_PROBLEMS")
-  [[ $strategy == vote ]] && extra=" --vote-n 3,5,9"
+helper_script() {  # the helper's command: line 1 of $HELPER_PROBLEMS is its work, line 2 the problems
+  local work strategy extra="" config=$CONFIG
+  work=$(sed -n 1p "$HELPER_PROBLEMS")
+  case $work in
+    vote) strategy=vote; extra=" --vote-n 3,5,9" ;;
+    vote-to:*) strategy=vote; extra=" --vote-n 3,5,9,${work#vote-to:}" ;;
+    reflexion-at:*)
+      # The matching search starts at the config's cap and may not go past --max-reflexion-attempts: with both
+      # at K it runs Reflexion capped at K on the problems whose recorded runs do not answer for K. The
+      # helper's cap stays in its own clone; the sessions it runs are configured as main's would be.
+      config=benchmarks/configs/humaneval-qwen-reflexion-at.toml
+      { cat "$HELPER/$CONFIG"; echo "max_attempts = ${work#reflexion-at:}"; } >"$HELPER/$config"
+      strategy=reflexion,debate
+      extra=" --match-spend debate --max-reflexion-attempts ${work#reflexion-at:}"
+      ;;
+    *) strategy=$work ;;
+  esac
   cat <<EOF
 #!/usr/bin/env bash
 set -uo pipefail
@@ -121,7 +142,7 @@ cd "$HELPER"
 export PYTHONPATH="$HELPER/src" LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1
 date
 "$PY" -m debatecode.cli.app bench humaneval --model local/qwen2.5-coder-0.5b --strategy $strategy$extra \\
-  --problems $(sed -n 2p "$HELPER_PROBLEMS") --config $CONFIG --jobs 2 --out $MAIN_OUT
+  --problems $(sed -n 2p "$HELPER_PROBLEMS") --config $config --jobs 2 --out $MAIN_OUT
 echo "helper exit \$?"; date
 EOF
 }
@@ -210,6 +231,23 @@ print(f"the helper takes {len(take)} of the {len(left)} {stage} problems neither
 EOF
     start_helper
     ;;
+  helper-take)
+    work=${2:-}
+    problems=${3:-}
+    [[ $work =~ ^(vote-to|reflexion-at):[0-9]+$ && $problems =~ ^[0-9]+-[0-9]+$ ]] || {
+      echo "usage: $0 helper-take vote-to:N|reflexion-at:K FIRST-LAST (problem numbers)" >&2; exit 2; }
+    if [[ -n $(pids_in "$HELPER") ]]; then
+      echo "the helper is already running ($(sed -n 1p "$HELPER_PROBLEMS")); \`$0 helper-stop\` first" >&2
+      exit 2
+    fi
+    clone "$HELPER"
+    mkdir -p "$HELPER/$MAIN_OUT"
+    # main's finished rows (it may keep running: a line it is still writing is left out)
+    "$PY" "$HERE/benchmarks/merge_run_rows.py" "$MAIN/$MAIN_OUT" "$HELPER/$MAIN_OUT" || exit 2
+    printf '%s\n%s\n' "$work" "$(seq -s, "${problems%-*}" "${problems#*-}")" >"$HELPER_PROBLEMS"
+    echo "the helper takes $work on HumanEval/$problems"
+    start_helper
+    ;;
   helper-stop)
     helper_pids=$(pids_in "$HELPER")
     [[ -z $helper_pids ]] && { echo "the helper is not running"; exit 0; }
@@ -261,5 +299,8 @@ EOF
     done
     echo "copied into $SAVED; commit it"
     ;;
-  *) echo "usage: $0 start|stop|status|checkpoint|helper [debate|vote|reflexion]|helper-stop|merge" >&2; exit 2 ;;
+  *)
+    echo "usage: $0 start|stop|status|checkpoint|helper [debate|vote|reflexion]|helper-take WORK PROBLEMS|helper-stop|merge" >&2
+    exit 2
+    ;;
 esac

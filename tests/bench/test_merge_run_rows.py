@@ -109,3 +109,39 @@ def test_a_main_file_with_an_unfinished_line_is_refused_untouched(tmp_path: Path
     assert done.returncode != 0
     assert "unfinished line" in done.stderr
     assert (main / "results.jsonl").read_bytes() == before
+
+
+def _attempt(n: int, cap: int, completion: str = "return 1") -> dict[str, Any]:
+    return {
+        "task_id": f"HumanEval/{n}",
+        "strategy": "reflexion",
+        "completion": completion,
+        "passed": False,
+        "tokens": 900,
+        "reflexion": {"max_attempts": cap, "attempts_used": cap},
+    }
+
+
+def test_reflexion_runs_at_other_caps_merge_by_problem_and_cap(tmp_path: Path) -> None:
+    helper, main = tmp_path / "helper", tmp_path / "main"
+    _write(main / "results.jsonl", [_row(0, "reflexion")])
+    _write(main / "reflexion-attempts.jsonl", [_attempt(0, 10)])
+    # /0 at cap 10 again (the same run), /0 at cap 7 and /1 at cap 10 are new.
+    _write(helper / "reflexion-attempts.jsonl", [_attempt(0, 10), _attempt(0, 7), _attempt(1, 10)])
+
+    done = _merge(helper, main)
+    assert done.returncode == 0, done.stderr
+    assert "reflexion-attempts.jsonl: 2 new, 1 held by both, 0 of those differ" in done.stdout
+    runs = [(r["task_id"], r["reflexion"]["max_attempts"]) for r in _read(main / "reflexion-attempts.jsonl")]
+    assert runs == [("HumanEval/0", 10), ("HumanEval/0", 7), ("HumanEval/1", 10)]
+
+
+def test_reflexion_runs_that_disagree_at_one_cap_merge_nothing(tmp_path: Path) -> None:
+    helper, main = tmp_path / "helper", tmp_path / "main"
+    _write(main / "reflexion-attempts.jsonl", [_attempt(0, 10, completion="return 1")])
+    _write(helper / "reflexion-attempts.jsonl", [_attempt(0, 10, completion="return 2"), _attempt(1, 10)])
+    before = (main / "reflexion-attempts.jsonl").read_bytes()
+
+    done = _merge(helper, main)
+    assert done.returncode == 1
+    assert (main / "reflexion-attempts.jsonl").read_bytes() == before
