@@ -13,7 +13,7 @@ attributed to the prompt or to the runtime.
 Run (about 20 minutes on 2 cores; resumable: rows already in the output are kept):
 
     .venv/bin/python benchmarks/plain_prompt_baseline.py \
-        --single benchmarks/results/humaneval-qwen-partial/results.jsonl \
+        --single benchmarks/results/humaneval-qwen/results.jsonl \
         --out benchmarks/results/plain-prompt-baseline
 
 This reads hidden-test outcomes. It is a report after the choice of prompt was made, never a tuning signal.

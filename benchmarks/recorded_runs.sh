@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Issue 12's recorded HumanEval runs (embedded Qwen), kept going across sessions from one fixed commit.
 #
+# FINISHED on 2026-11-28: the results are in benchmarks/results/humaneval-qwen/ (its README) and
+# benchmarks/results/humaneval-qwen-ablation/. The script stays as the record of how they were run. Its saved rows
+# (benchmarks/results/humaneval-qwen-partial/) are gone from the tree (git history: commit 844d3eb), so `start`
+# refuses unless SAVED names such a folder; repeating the run from scratch is command 2 of that README.
+#
 #   benchmarks/recorded_runs.sh start       clone the fixed commit under $RUNS (once), put back the partial results
 #                                           saved in this checkout, and start both runs in the background
 #   benchmarks/recorded_runs.sh stop        stop both runs (SIGTERM: in-flight problems are cancelled and write no
@@ -21,7 +26,7 @@
 #                                           samples or matching spend: give the helper part of that work on
 #                                           PROBLEMS (e.g. 63-124). vote-to:N draws vote samples up to N;
 #                                           reflexion-at:K runs Reflexion capped at K attempts (the cap main's
-#                                           search will run: see docs/progress-issue-12.md). It first copies
+#                                           search will run: bench/_spend.py). It first copies
 #                                           main's finished rows into the helper's folder, so the helper skips
 #                                           every answer main already has.
 #   benchmarks/recorded_runs.sh helper-stop stop the helper (its finished rows stay)
@@ -170,6 +175,7 @@ start_helper() {
 
 case ${1:-status} in
   start)
+    [[ -d $SAVED ]] || { echo "the recorded runs are finished (benchmarks/results/humaneval-qwen/); no saved rows at $SAVED" >&2; exit 2; }
     mkdir -p "$RUNS"
     clone "$MAIN"
     clone "$ABLATION"
