@@ -43,6 +43,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from debatecode.bench.humaneval import task_definitions
 from debatecode.config import SandboxSettings
 from debatecode.sandbox.base import Limits
 from debatecode.sandbox.checks import CheckJob, check_exec_job, run_checks
@@ -109,6 +110,7 @@ def check_jobs(problems: list[dict[str, Any]]) -> list[CheckJob]:
             entry_point=p["entry_point"],
             name=p["task_id"],
             test_timeout_s=TEST_TIMEOUT_S,
+            task_code=task_definitions(p["prompt"], p["entry_point"]),  # as bench humaneval checks them
         )
         for p in problems
     ]

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from _forgery_corpus import FORGERIES, HONEST, code_of
+from _operator_forgeries import OPERATOR_FORGERIES, OperatorForgery
 
 from debatecode.config import SandboxSettings
 from debatecode.execution.runner import TestRunner
@@ -205,3 +206,170 @@ def test_forgeries_fail_end_to_end_through_debatecode_solve(
     assert solved.returncode == 1, (solved.returncode, output[-1500:], solved.stderr[-1500:])
     assert "0/4 tests pass" in output, output[-1500:]
     assert "Traceback" not in solved.stderr
+
+
+# --------------------------------------------------------------------------- forgeries through values and task names
+
+MEAN_TASK = Path(__file__).resolve().parent / "tasks" / "mean.md"
+SOLVE_PATH_FORGERIES = ["sub_answers_zero", "abs_answers_zero", "truediv_answers_one", "reduces_to_the_expected_value"]
+"""Operator forgeries of ``mean`` that the mean task's own tests (``tasks/mean.md``) would be fooled by."""
+
+
+def _operator_forgery(name: str) -> OperatorForgery:
+    (found,) = [forgery for forgery in OPERATOR_FORGERIES if forgery.name == name]
+    return found
+
+
+def test_the_operator_corpus_has_both_ideas_and_fifteen_variants_beyond_the_two_reported() -> None:
+    names = {forgery.name for forgery in OPERATOR_FORGERIES}
+    assert {"sub_answers_zero", "redefined_prompt_helper"} <= names
+    assert len(names) == len(OPERATOR_FORGERIES) >= 17
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_operator_and_task_name_forgeries_score_zero_and_their_honest_controls_pass(sandbox: Sandbox) -> None:
+    jobs = [
+        CheckJob(
+            code=forgery.code if kind == "forged" else forgery.honest_code,
+            tests=forgery.check,
+            entry_point=forgery.entry_point,
+            task_code=forgery.task_code,
+            name=f"{kind}:{forgery.name}",
+            test_timeout_s=5,
+        )
+        for forgery in OPERATOR_FORGERIES
+        for kind in ("forged", "honest")
+    ]
+    results = {result.name: result for result in await run_checks(sandbox, jobs, limits=Limits(timeout_s=20))}
+    failing_controls = {
+        n: [t.message[-300:] for t in r.tests] for n, r in results.items() if n.startswith("honest:") and not r.passed
+    }
+    assert not failing_controls, failing_controls
+    forged = {
+        n: [t.message[-300:] for t in r.tests]
+        for n, r in results.items()
+        if n.startswith("forged:") and r.count("passed")
+    }
+    assert not forged, forged
+    # The reported one fails with a message that says why, not with a bare assertion.
+    (reported,) = results["forged:sub_answers_zero"].tests
+    assert "_Z object of the code under test> is not plain data, so a test cannot compute with it" in reported.message
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("name", SOLVE_PATH_FORGERIES)
+async def test_operator_forgeries_score_zero_through_a_tasks_tests(sandbox: Sandbox, name: str) -> None:
+    task = load_task(MEAN_TASK)
+    runner = TestRunner(task, sandbox, SandboxSettings(timeout_s=3))
+    honest = await runner.run(_operator_forgery(name).honest_code)
+    assert honest.all_passed, [(case.name, case.outcome, case.message[-300:]) for case in honest.cases]
+    report = await runner.run(_operator_forgery(name).code)
+    assert report.passed == 0 and report.total == honest.total, [
+        (c.name, c.outcome, c.message[-300:]) for c in report.cases
+    ]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_candidate_objects_still_work_through_their_methods(sandbox: Sandbox) -> None:
+    """Tests that build the code's own objects (an LRU cache) and call their methods keep passing."""
+    code = (
+        "from collections import OrderedDict\n"
+        "class LRUCache:\n"
+        "    def __init__(self, capacity):\n"
+        "        self.capacity, self.items = capacity, OrderedDict()\n"
+        "    def get(self, key):\n"
+        "        if key not in self.items:\n"
+        "            return -1\n"
+        "        self.items.move_to_end(key)\n"
+        "        return self.items[key]\n"
+        "    def put(self, key, value):\n"
+        "        self.items[key] = value\n"
+        "        self.items.move_to_end(key)\n"
+        "        if len(self.items) > self.capacity:\n"
+        "            self.items.popitem(last=False)\n"
+        "    def size(self):\n"
+        "        return len(self.items)\n"
+        "    def keys(self):\n"
+        "        return self.items.keys()\n"
+    )
+    tests = (
+        "def test_lru_evicts_the_least_recently_used():\n"
+        "    cache = LRUCache(2)\n"
+        "    cache.put('a', 1)\n"
+        "    cache.put('b', 2)\n"
+        "    assert cache.get('a') == 1\n"
+        "    cache.put('c', 3)\n"
+        "    assert cache.get('b') == -1 and cache.size() == 2\n"
+        "    assert list(cache.keys()) == ['a', 'c'] and cache.keys() == {'a', 'c'}\n"
+        "def test_but_not_through_operators():\n"
+        "    cache = LRUCache(1)\n"
+        "    assert len(cache) == 0\n"
+    )
+    (result,) = await run_checks(sandbox, [CheckJob(code=code, tests=tests)])
+    outcomes = {test.name: (test.outcome, test.message) for test in result.tests}
+    assert outcomes["test_lru_evicts_the_least_recently_used"][0] == "passed", outcomes
+    outcome, message = outcomes["test_but_not_through_operators"]
+    assert outcome == "error" and "cannot take the length of it" in message, outcomes
+
+
+HUMANEVAL_VALUE_FORGERIES = {
+    "HumanEval/4": "    class _Z:\n        def __sub__(self, other):\n            return 0.0\n    return _Z()\n",
+    "HumanEval/32": "    return 0.0\n\n\ndef poly(xs, x):\n    return 0.0\n",
+}
+"""The issue's two reproductions, as HumanEval completions scored against the real hidden tests."""
+
+
+@pytest.mark.parametrize("backend_name", [pytest.param("docker", marks=pytest.mark.docker), "local"])
+def test_the_reported_value_forgeries_score_zero_through_bench_humaneval_predictions(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if backend_name == "docker":
+        request.getfixturevalue("requires_docker")
+    from debatecode.bench.humaneval import load_problems
+
+    problems = {problem["task_id"]: problem for problem in load_problems(ids=list(HUMANEVAL_VALUE_FORGERIES))}
+    forged, honest = tmp_path / "forged.jsonl", tmp_path / "honest.jsonl"
+    forged.write_text(
+        "".join(json.dumps({"task_id": t, "completion": c}) + "\n" for t, c in HUMANEVAL_VALUE_FORGERIES.items())
+    )
+    honest.write_text(
+        "".join(json.dumps({"task_id": t, "completion": problems[t]["canonical_solution"]}) + "\n" for t in problems)
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+    command = [str(Path(sys.executable).with_name("debatecode")), "bench", "humaneval", "--sandbox", backend_name]
+    lines = {}
+    for label, path in (("forged", forged), ("honest", honest)):
+        run = subprocess.run(
+            [*command, "--predictions", str(path), "--out", str(tmp_path / f"out-{label}")],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
+        )  # fmt: skip
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr[-2000:]
+        lines[label] = " ".join(run.stdout.split())
+    assert "0/2 problems solved" in lines["forged"] and "pass@1 0.000" in lines["forged"], lines["forged"]
+    assert "2/2 problems solved" in lines["honest"], lines["honest"]
+
+
+@pytest.mark.parametrize("backend_name", [pytest.param("docker", marks=pytest.mark.docker), "local"])
+def test_the_reported_operator_forgery_fails_end_to_end_through_debatecode_solve(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The issue's ``mean()`` reproduction: ``solve`` said "2/2 tests pass" and exited 0."""
+    if backend_name == "docker":
+        request.getfixturevalue("requires_docker")
+    block = "```python\n" + _operator_forgery("sub_answers_zero").code + "```\n"
+    replies = tmp_path / "replies.yaml"
+    replies.write_text(json.dumps({"replies": [], "default": block}), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEBATECODE_")}
+    env.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"})
+    env["DEBATECODE_MEMORY__EMBEDDER"] = "hashing"
+    solved = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("debatecode")), "solve", str(MEAN_TASK),
+            "--model", f"scripted:{replies}", "--agents", "1", "--phases", "proposal,convergence",
+            "--sandbox", backend_name, "--no-checkpoints", "--out", str(tmp_path / "out"),
+        ],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    output = " ".join(solved.stdout.split())
+    assert solved.returncode == 1, (solved.returncode, output[-1500:], solved.stderr[-1500:])
+    assert "0/4 tests pass" in output, output[-1500:]

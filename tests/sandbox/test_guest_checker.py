@@ -255,15 +255,15 @@ OBJECTS_CODE = """
 """
 
 
-async def test_candidate_objects_have_methods_len_and_attributes() -> None:
+async def test_candidate_objects_have_methods_and_attributes() -> None:
     tests = """
-        def test_methods_and_len():
+        def test_methods():
             stack = Stack()
             stack.push(1)
             stack.push("two")
-            assert len(stack) == 2
-            assert stack.pop() == "two" and len(stack) == 1
-            assert bool(stack) is True
+            assert stack.describe() == "new:2"
+            assert stack.pop() == "two" and stack.describe() == "new:1"
+            assert stack.me() == stack and stack.push(3) == stack
         def test_attribute_get_and_set():
             stack = Stack()
             assert stack.label == "new" and stack.items == []
@@ -277,8 +277,90 @@ async def test_candidate_objects_have_methods_len_and_attributes() -> None:
             it = iter(countdown(1))
             assert next(it) == 1
             assert next(it, "end") == "end"
+        def test_ranges_views_and_builtin_iterators_arrive_as_themselves():
+            assert spans() == (range(3), range(1, 10, 2))
+            keys, values, items = views()
+            assert keys == {"a", "b"} and list(keys) == ["a", "b"] and type(keys) is type({}.keys())
+            assert list(values) == [1, 2] and list(items) == [("a", 1), ("b", 2)] and items == {("a", 1), ("b", 2)}
+            assert list(map_twice([1, 2])) == [2, 4]
+        def test_an_endless_generator_is_cut_at_the_cap_and_says_so():
+            numbers = naturals()
+            assert next(numbers) == 0 and next(numbers) == 1
+            try:
+                list(numbers)
+            except RuntimeError as exc:
+                assert "more than 10000 items" in str(exc)
+            else:
+                raise AssertionError("no error past the cap")
     """
-    assert_all_passed(await light(OBJECTS_CODE, tests))
+    code = (
+        OBJECTS_CODE
+        + """
+    def spans():
+        return range(3), range(1, 10, 2)
+    def views():
+        d = {"a": 1, "b": 2}
+        return d.keys(), d.values(), d.items()
+    def map_twice(xs):
+        return map(lambda x: 2 * x, xs)
+    def naturals():
+        n = 0
+        while True:
+            yield n
+            n += 1
+"""
+    )
+    assert_all_passed(await light(code, tests))
+
+
+async def test_no_operator_of_a_candidate_object_runs_its_code_and_each_fails_with_a_clear_message() -> None:
+    operations = {
+        "len": "len(stack)",
+        "truth": "bool(stack)",
+        "iteration": "list(stack)",
+        "arithmetic": "stack - 1",
+        "reflected": "1 - stack",
+        "abs": "abs(stack)",
+        "order": "stack < 1",
+        "index": "[1, 2][stack]",
+        "item": "stack[0]",
+        "contains": "1 in stack",
+        "float": "float(stack)",
+        "round": "round(stack)",
+        "format": "f'{stack:>5}'",
+    }
+    tests = "".join(
+        f"def test_{label}():\n    stack = Stack()\n    {expression}\n" for label, expression in operations.items()
+    )
+    tests += "def test_str_and_repr_are_made_here():\n    assert str(Stack()) == repr(Stack()) == '<Stack object of the code under test>'\n"
+    code = (
+        OBJECTS_CODE
+        + """
+    class Stack(Stack):
+        def __len__(self): raise SystemExit("len ran in the checker")
+        def __bool__(self): raise SystemExit("bool ran")
+        def __iter__(self): raise SystemExit("iter ran")
+        def __sub__(self, other): raise SystemExit("sub ran")
+        def __rsub__(self, other): raise SystemExit("rsub ran")
+        def __abs__(self): raise SystemExit("abs ran")
+        def __lt__(self, other): raise SystemExit("lt ran")
+        def __index__(self): raise SystemExit("index ran")
+        def __getitem__(self, i): raise SystemExit("getitem ran")
+        def __contains__(self, x): raise SystemExit("contains ran")
+        def __float__(self): raise SystemExit("float ran")
+        def __round__(self, n=None): raise SystemExit("round ran")
+        def __format__(self, spec): raise SystemExit("format ran")
+        def __str__(self): raise SystemExit("str ran")
+        def __repr__(self): raise SystemExit("repr ran")
+"""
+    )
+    result = await light(code, tests)
+    outcomes = {test.name: (test.outcome, test.message) for test in result.tests}
+    assert outcomes.pop("test_str_and_repr_are_made_here")[0] == "passed", outcomes
+    for name, (outcome, text) in outcomes.items():
+        assert outcome == "error", (name, outcome, text)
+        assert "<Stack object of the code under test> is not plain data, so a test cannot" in text, (name, text)
+        assert " ran" not in text, (name, text)
 
 
 async def test_isinstance_against_a_class_of_the_code() -> None:

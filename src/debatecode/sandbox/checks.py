@@ -56,6 +56,12 @@ class CheckJob(BaseModel):
     """This job's limits; ``run_checks``'s ``limits`` when None."""
     test_timeout_s: float | None = Field(default=None, gt=0)
     """Per-test time limit; the job's whole ``timeout_s`` when None."""
+    task_code: str = ""
+    """Definitions the tests take from the task, not from ``code`` (a HumanEval prompt's helpers and imports).
+
+    They run in the checker's process and win over the solution's names of the same name, so
+    code that redefines a helper the tests call (``poly``, ``math``) cannot change what the tests
+    compute with it. See ``debatecode.bench.humaneval.task_definitions``."""
 
 
 class CheckResult(BaseModel):
@@ -97,6 +103,7 @@ def check_exec_job(job: CheckJob, limits: Limits) -> tuple[ExecJob, str]:
         limits=job_limits,
         test_timeout_s=job.test_timeout_s or job_limits.timeout_s,
         entry_point=job.entry_point,
+        task_code=job.task_code,
     )
 
 

@@ -62,6 +62,8 @@ Interpreters of one minor version share a bytecode format, which ``cache_tag`` n
 PLAN_FILE = ".dc_plan.json"
 NONCE_FILE = ".dc_nonce"
 CALLS_FILE = ".dc_calls.json"
+TASK_FILE = "_dc_task.py"
+"""The task's own definitions (the checker's ``TASK_FILE``)."""
 LINE_CAP = 64 * 1024
 """A verdict line longer than this is dropped (the checker caps its messages well below it)."""
 MAX_RECORDS = 10_000
@@ -94,8 +96,14 @@ def checker_job(
     entry_point: str | None = None,
     calls: Sequence[str] = (),
     extra_files: dict[str, str] | None = None,
+    task_code: str = "",
 ) -> tuple[ExecJob, str]:
-    """A sandbox job that checks ``code`` against ``test_files``, and the nonce its verdict must carry."""
+    """A sandbox job that checks ``code`` against ``test_files``, and the nonce its verdict must carry.
+
+    ``task_code`` holds definitions the tests take from the task rather than from the code under test
+    (a HumanEval prompt's helpers and imports): the checker runs it in its own process, over the
+    solution's names, so a redefinition in ``code`` never reaches a test.
+    """
     nonce = secrets.token_hex(16)
     plan: dict[str, object] = {
         "mode": mode,
@@ -111,6 +119,9 @@ def checker_job(
         CHECKER_FILE: checker_source(),
         CODE_FILE: checker_code(),
     }
+    if task_code:
+        plan["task_file"] = TASK_FILE
+        files[TASK_FILE] = task_code
     if mode == "probe":
         plan["calls_file"] = CALLS_FILE
         files[CALLS_FILE] = json.dumps(list(calls))

@@ -68,41 +68,16 @@ DEPTH_CAP = 100
 PR_SET_DUMPABLE = 4
 SOLUTION_MODULE = "solution"
 COMPILED_FILE = ".dc_check.code"
-REMOTE_DUNDERS = frozenset(
-    [
-        "__len__",
-        "__iter__",
-        "__next__",
-        "__getitem__",
-        "__setitem__",
-        "__delitem__",
-        "__contains__",
-        "__bool__",
-        "__repr__",
-        "__str__",
-        "__int__",
-        "__float__",
-        "__index__",
-        "__abs__",
-        "__neg__",
-        "__pos__",
-        "__add__",
-        "__radd__",
-        "__sub__",
-        "__rsub__",
-        "__mul__",
-        "__rmul__",
-        "__truediv__",
-        "__rtruediv__",
-        "__floordiv__",
-        "__rfloordiv__",
-        "__mod__",
-        "__rmod__",
-        "__pow__",
-        "__enter__",
-        "__exit__",
-    ]
-)
+TASK_FILE = "_dc_task.py"
+"""The task's own definitions, when the plan names them (``task_file``)."""
+SERVED_DUNDERS = frozenset(["__enter__", "__exit__", "__repr__"])
+"""The only special methods of a candidate object the checker asks for: a context manager's two (the answer of
+``__exit__`` is ignored, so the code cannot swallow a test's failure) and ``repr`` for probes, never for a verdict."""
+ITER_CAP = 10_000
+"""Items taken from an iterator (a generator, ``map``...) the code returns; past this, using it fails the test."""
+HEAP_TYPE = 1 << 9
+"""``Py_TPFLAGS_HEAPTYPE``: set on every class made by a ``class`` statement, clear on the interpreter's own types."""
+LABEL_CAP = 80
 
 
 class WireError(Exception):
@@ -179,6 +154,51 @@ class CandidateGone(Exception):
 # --------------------------------------------------------------------------- wire format (both sides)
 
 
+_VIEW_TAGS: dict[type, str] = {type({}.keys()): "dk", type({}.values()): "dv", type({}.items()): "di"}
+
+
+class TruncatedIterator:
+    """The first ``ITER_CAP`` items of an iterator that had more: running past them fails the test, clearly."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = iter(items)
+
+    def __iter__(self) -> TruncatedIterator:
+        return self
+
+    def __next__(self) -> Any:
+        for item in self.items:
+            return item
+        raise RuntimeError(
+            f"the iterator returned by the code under test has more than {ITER_CAP} items; "
+            f"only the first {ITER_CAP} can be checked"
+        )
+
+
+def _view_tag(kind: type) -> str:
+    """The wire tag of a dict view of the interpreter's own (an ``OrderedDict``'s too), else ``""``."""
+    if kind.__flags__ & HEAP_TYPE:
+        return ""
+    for base, tag in _VIEW_TAGS.items():
+        if issubclass(kind, base):
+            return tag
+    return ""
+
+
+def _builtin_iterator(kind: type) -> bool:
+    """An iterator of the interpreter's own (generator, map, zip, list_iterator...): its items are plain data."""
+    return not (kind.__flags__ & HEAP_TYPE) and hasattr(kind, "__next__") and hasattr(kind, "__iter__")
+
+
+def _take(iterator: Any, refer: Refer, depth: int) -> dict[str, Any]:
+    items: list[Any] = []
+    for item in iterator:
+        if len(items) == ITER_CAP:
+            return {"itx": items}
+        items.append(encode(item, refer, depth + 1))
+    return {"it": items}
+
+
 def _plain_base(value: object) -> type | None:
     for base in (bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset):
         if isinstance(value, base):
@@ -205,6 +225,13 @@ def encode(value: Any, refer: Refer, depth: int = 0) -> Any:
         return {"b" if kind is bytes else "ba": bytes(value).decode("latin-1")}
     if kind is complex:
         return {"c": [value.real, value.imag]}
+    if kind is range:
+        return {"r": [value.start, value.stop, value.step]}
+    view = _view_tag(kind)
+    if view:
+        return {view: [encode(item, refer, depth + 1) for item in value]}
+    if _builtin_iterator(kind):
+        return _take(value, refer, depth)
     base = _plain_base(value)
     if base is dict and kind.__module__ == "collections":  # Counter, OrderedDict, defaultdict: by value
         return encode(dict(dict.items(value)), refer, depth)
@@ -243,8 +270,24 @@ def decode(data: Any, resolve: Resolve, depth: int = 0) -> Any:
         if len(body) != 2 or any(type(part) not in (int, float) for part in body):
             raise WireError("malformed complex")
         return complex(body[0], body[1])
+    if tag == "r":
+        if len(body) != 3 or any(type(part) is not int for part in body) or body[2] == 0:
+            raise WireError("malformed range")
+        return range(body[0], body[1], body[2])
     items = [decode(item, resolve, depth + 1) for item in body]
     try:
+        if tag == "it":
+            return iter(items)
+        if tag == "itx":
+            return TruncatedIterator(items)
+        if tag == "dk":
+            return dict.fromkeys(items).keys()
+        if tag == "dv":
+            return dict(enumerate(items)).values()
+        if tag == "di":
+            if any(type(pair) is not tuple or len(pair) != 2 for pair in items):
+                raise WireError("malformed dict items")
+            return dict(items).items()
         if tag == "t":
             return tuple(items)
         if tag == "s":
@@ -370,6 +413,9 @@ class CandidateServer:
         info: dict[str, list[Any]] = {"h": [handle, kind]}
         if kind == "exc":
             info["h"].append([[k.__module__, k.__qualname__] for k in value.__mro__])
+        else:  # a name for messages only: the checker never trusts it for anything else
+            named = value if kind in ("class", "fn") else type(value)
+            info["h"].append(str(getattr(named, "__qualname__", "") or type(value).__name__)[:LABEL_CAP])
         return info
 
     def resolve(self, tag: str, body: Any) -> Any:
@@ -440,25 +486,13 @@ class CandidateServer:
             return setattr(self.target(message.get("t")), str(message.get("n")), decode(message.get("v"), self.resolve))
         if op == "dunder":
             method = str(message.get("m"))
-            if method not in REMOTE_DUNDERS:
+            if method not in SERVED_DUNDERS:
                 raise WireError(f"{method} is not served")
             obj = self.target(message.get("t"))
             args = decode(message.get("a", []), self.resolve)
-            builtin: dict[str, Callable[..., Any]] = {
-                "__len__": len,
-                "__iter__": iter,
-                "__next__": next,
-                "__repr__": repr,
-                "__str__": str,
-            }
-            if method in builtin:
-                return builtin[method](obj, *args)
-            if method == "__bool__":
-                return bool(obj)
-            result = getattr(obj, method)(*args)
-            if result is NotImplemented:
-                raise TypeError(f"unsupported operation {method} on {type(obj).__name__}")
-            return result
+            if method == "__repr__":
+                return repr(obj)
+            return getattr(type(obj), method)(obj, *args)
         if op == "isinstance":
             return isinstance(self.target(message.get("o")), self.target(message.get("c")))
         raise WireError(f"unknown request {op!r}")
@@ -524,19 +558,30 @@ def candidate_main(read_fd: int, write_fd: int, workdir: str) -> NoReturn:
 
 
 class Remote:
-    """A name in the solution module, or an object living in the candidate process."""
+    """A name in the solution module, or an object living in the candidate process.
+
+    A test may call it, read and set its attributes, use it as a context manager, and compare it
+    for identity. Nothing else: the candidate never decides an operation the test performs on it
+    (arithmetic, comparison, ``abs``, ``len``, iteration, truth, ``str``, indexing...). Each of
+    those raises ``TypeError`` here, naming the object, so a returned value must be plain data to
+    be checked. Its ``repr`` and ``str`` are made here, without asking the candidate.
+    """
 
     _dc_checker: Checker
     _dc_target: dict[str, Any]
     """``{"n": name}`` for a name of the solution, ``{"h": [handle]}`` for an object."""
     _dc_kind: str
     _dc_generation: int
+    _dc_label: str
 
-    def __init__(self, checker: Checker, target: dict[str, Any], kind: str = "name", generation: int = 0) -> None:
+    def __init__(
+        self, checker: Checker, target: dict[str, Any], kind: str = "name", generation: int = 0, label: str = ""
+    ) -> None:
         object.__setattr__(self, "_dc_checker", checker)
         object.__setattr__(self, "_dc_target", target)
         object.__setattr__(self, "_dc_kind", kind)
         object.__setattr__(self, "_dc_generation", generation)
+        object.__setattr__(self, "_dc_label", label)
 
     def _dc_request(self, message: dict[str, Any]) -> Any:
         checker = self._dc_checker
@@ -579,52 +624,86 @@ class Remote:
     def __hash__(self) -> int:
         return hash(repr(self._dc_target))
 
-    def _dc_dunder(self, method: str, *args: Any) -> Any:
-        return self._dc_request({"op": "dunder", "m": method, "a": self._dc_checker.encode(list(args))})
+    def __enter__(self) -> Any:
+        return self._dc_request({"op": "dunder", "m": "__enter__", "a": []})
+
+    def __exit__(self, *exc_info: object) -> None:
+        # Whatever the candidate answers, None: it never swallows the test's own failure.
+        self._dc_request({"op": "dunder", "m": "__exit__", "a": [None, None, None]})
 
     def __repr__(self) -> str:
+        return f"<{_printable(self._dc_label) or self._dc_kind} object of the code under test>"
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+    def __format__(self, spec: str) -> str:
+        if spec:
+            _refuse_operation(self, "format")
+        return self.__repr__()
+
+    def _dc_candidate_repr(self) -> str:
+        """The candidate's own ``repr`` of the object: for probes, which compare candidates, never for a verdict."""
         try:
-            text = self._dc_dunder("__repr__")
-        except BaseException:
+            text = self._dc_request({"op": "dunder", "m": "__repr__", "a": []})
+        except Exception:
             text = None
-        return text if type(text) is str else f"<candidate object {self._dc_target!r}>"
+        return text if type(text) is str else self.__repr__()
 
 
-def _add_dunder(method: str) -> None:
-    def forward(self: Remote, *args: Any) -> Any:
-        return self._dc_dunder(method, *args)
-
-    forward.__name__ = method
-    setattr(Remote, method, forward)
+def _printable(text: str) -> str:
+    return "".join(char for char in text[:LABEL_CAP] if char.isprintable())
 
 
-def _not_ordered(self: Remote, other: object) -> Any:
-    return NotImplemented  # ordering, like equality, is never the candidate's say: compare plain values
+def _refuse_operation(remote: Remote, operation: str) -> NoReturn:
+    raise TypeError(
+        f"{remote!r} is not plain data, so a test cannot {operation} it: a test may call an object's methods "
+        "and read its attributes, and what they return must be plain values "
+        "(None, bool, int, float, complex, str, bytes, or lists, tuples, dicts and sets of them)"
+    )
 
 
-for _method in REMOTE_DUNDERS - {"__repr__"}:
-    _add_dunder(_method)
+ARITHMETIC = [
+    "add",
+    "sub",
+    "mul",
+    "matmul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "lshift",
+    "rshift",
+    "and",
+    "xor",
+    "or",
+]
+_REFUSED_OPERATIONS = {
+    "take the truth value of": ["__bool__"],
+    "take the length of": ["__len__"],
+    "iterate over": ["__iter__", "__next__", "__reversed__"],
+    "index or change items of": ["__getitem__", "__setitem__", "__delitem__"],
+    "look for items in": ["__contains__"],
+    "convert": ["__int__", "__float__", "__complex__", "__index__", "__bytes__"],
+    "round": ["__round__", "__trunc__", "__floor__", "__ceil__"],
+    "compare the order of": ["__lt__", "__le__", "__gt__", "__ge__"],
+    "compute with": [f"__{prefix}{name}__" for name in ARITHMETIC for prefix in ("", "r", "i")]
+    + ["__divmod__", "__rdivmod__", "__abs__", "__neg__", "__pos__", "__invert__"],
+}
+"""What a test cannot do with an object of the code under test, by the special methods that would do it."""
 
 
-def _checked(kind: type, method: str) -> None:
-    original = getattr(Remote, method)
+def _add_refusal(method: str, operation: str) -> None:
+    def refuse(self: Remote, *_args: Any) -> NoReturn:
+        _refuse_operation(self, operation)
 
-    def typed(self: Remote, *args: Any) -> Any:
-        value = original(self, *args)
-        if type(value) is not kind:
-            raise TypeError(f"{method} of a candidate object returned {type(value).__name__}, not {kind.__name__}")
-        return value
-
-    typed.__name__ = method
-    setattr(Remote, method, typed)
+    refuse.__name__ = method
+    setattr(Remote, method, refuse)
 
 
-for _method in ("__lt__", "__le__", "__gt__", "__ge__"):
-    setattr(Remote, _method, _not_ordered)
-
-for _kind, _method in ((int, "__len__"), (bool, "__bool__"), (bool, "__contains__"), (str, "__str__"),
-                       (int, "__int__"), (int, "__index__"), (float, "__float__")):  # fmt: skip
-    _checked(_kind, _method)
+for _operation, _methods in _REFUSED_OPERATIONS.items():
+    for _method in _methods:
+        _add_refusal(_method, _operation)
 
 
 class Checker:
@@ -671,7 +750,8 @@ class Checker:
             raise WireError("malformed object handle")
         if body[1] == "exc" and len(body) > 2:
             return self.exception_class(body[2])
-        return Remote(self, {"h": [body[0]]}, kind=str(body[1]), generation=self.generation)
+        label = body[2] if len(body) > 2 and type(body[2]) is str else ""
+        return Remote(self, {"h": [body[0]]}, kind=str(body[1])[:LABEL_CAP], generation=self.generation, label=label)
 
     def exception_class(self, mro: Any) -> type[Exception]:
         """A local exception class standing for a candidate's: built-ins are themselves, others are made here."""
@@ -1082,7 +1162,20 @@ class Session:
         self.namespaces = [namespace]
         self.light_namespace: dict[str, object] | None = None
         self.limits = TimeLimits(float(plan.get("test_timeout_s") or 10))
+        self.task_names: set[str] = set()
+        """Names the task defined (``define_task_names``): the candidate's names never replace them."""
         sys.modules[SOLUTION_MODULE] = self.proxy_module
+
+    def define_task_names(self, task_code: str) -> None:
+        """Run the task's own definitions (a HumanEval prompt's helpers and imports) here, over the solution's names.
+
+        A test that uses ``poly`` or ``math`` from the task gets the task's, never a redefinition in the
+        code under test; the code under test still sees its own in its own process.
+        """
+        namespace = self.proxy_module.__dict__
+        namespace["__builtins__"] = builtins
+        exec(compile(task_code, TASK_FILE, "exec"), namespace)
+        self.task_names = {name for name, value in namespace.items() if not isinstance(value, Remote)}
 
     def module_getattr(self, name: str) -> Remote:
         if name.startswith("__"):
@@ -1105,6 +1198,8 @@ class Session:
             self.checker.load_error = self.checker.load_error or message
             return message
         for name in list(self.checker.names):
+            if name in self.task_names:
+                continue
             if name not in self.proxy_module.__dict__:
                 self.proxy_module.__dict__[name] = Remote(self.checker, {"n": name})
             if self.light_namespace is not None:  # names made at run time (globals()[...] = ...), as exec would see
@@ -1214,7 +1309,9 @@ def run_probes(session: Session, calls: list[str]) -> None:
         signals.setitimer(signals.ITIMER_REAL, limit)
         try:
             evaluate()
-            record.update(outcome="value", expected=repr(box["value"])[:MESSAGE_CAP])
+            value = box["value"]
+            shown = value._dc_candidate_repr() if isinstance(value, Remote) else repr(value)
+            record.update(outcome="value", expected=shown[:MESSAGE_CAP])
         except TestTimeout:
             record.update(outcome="timeout", expected="", message=f"call exceeded {limit:g}s")
         except BaseException as exc:
@@ -1380,7 +1477,16 @@ def main(argv: list[str]) -> int:
     session = Session(plan, verdict, checker, names, imported)
     mode = plan.get("mode")
     try:
-        if mode == "pytest":
+        task_error = None
+        if plan.get("task_file"):
+            try:
+                session.define_task_names(read_and_hide(plan["task_file"]))
+            except BaseException as exc:
+                task_error = short_traceback(exc)
+        if task_error is not None:
+            verdict.write({"event": "load_error", "message": "the task's own definitions failed to run here "
+                           f"(a problem of the task, not of the code under test): {task_error}"})  # fmt: skip
+        elif mode == "pytest":
             run_pytest(session, list(plan.get("files") or []))
         elif mode == "probe":
             calls = json_loads(read_and_hide(plan["calls_file"]))
