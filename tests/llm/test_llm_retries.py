@@ -76,6 +76,69 @@ async def test_auth_and_request_errors_are_never_retried(
     assert not type(info.value).__module__.startswith("litellm")
 
 
+def _missing_key_errors() -> list[BaseException]:
+    """What litellm raises when no API key is set, built as litellm chains them (probed with litellm 1.x)."""
+    import openai
+    from litellm.llms.openai.common_utils import OpenAIError as LiteLLMOpenAIError
+
+    text = "Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` environment variable."
+    openai_missing = litellm.InternalServerError(
+        f"OpenAIException - {text}", llm_provider="openai", model=MODEL
+    )  # openai/...: the SDK's base OpenAIError, wrapped as a 500
+    inner = LiteLLMOpenAIError(status_code=500, message=text)
+    inner.__cause__ = openai.OpenAIError(text)
+    openai_missing.__cause__ = inner
+    gemini_missing = litellm.APIConnectionError(  # gemini/...: a ValueError, wrapped as a connection error
+        "Missing Gemini API key. Set the GEMINI_API_KEY or GOOGLE_API_KEY environment variable.",
+        llm_provider="gemini",
+        model="gemini/gemini-1.5-flash",
+    )
+    gemini_missing.__cause__ = ValueError("Missing Gemini API key.")
+    anthropic_missing = litellm.AuthenticationError(  # anthropic/...: already a 401
+        "Missing Anthropic API Key - A call is being made to anthropic but no key is set",
+        llm_provider="anthropic",
+        model="anthropic/claude-3-5-sonnet-20240620",
+    )
+    return [openai_missing, gemini_missing, anthropic_missing]
+
+
+@pytest.mark.parametrize("error", _missing_key_errors(), ids=["openai-500", "gemini-connection", "anthropic-401"])
+async def test_a_missing_api_key_is_an_auth_error_never_retried(error: BaseException) -> None:
+    transport = FakeTransport([error, error, error])
+    slow = LLMSettings(max_retries=3, retry_base_delay_s=30)  # a retry would take 30 s
+    with pytest.raises(ModelAuthError) as info:
+        await LLMClient(slow, transport=transport).complete(MODEL, PROMPT)
+    assert transport.attempts == 1
+    message = str(info.value)
+    assert message.startswith(f"no credentials for {MODEL!r}") and "API_KEY" in message
+    assert "server errors" not in message
+
+
+async def test_a_client_side_openai_error_is_not_retried(fast_settings: LLMSettings) -> None:
+    import openai
+
+    error = litellm.InternalServerError("OpenAIException - bad client option", llm_provider="openai", model=MODEL)
+    error.__cause__ = openai.OpenAIError("The base_url client option must be a URL")
+    transport = FakeTransport([error, error])
+    with pytest.raises(ModelRequestError, match="could not send the request"):
+        await LLMClient(fast_settings, transport=transport).complete(MODEL, PROMPT)
+    assert transport.attempts == 1
+
+
+async def test_missing_openai_key_with_real_litellm_fails_at_once(
+    allow_model_requests: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The reported case: no OPENAI_API_KEY. litellm raises it as a 500, which was retried for 44 s."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_ADMIN_KEY", raising=False)
+    settings = LLMSettings(max_retries=3, retry_base_delay_s=30)
+    with caplog.at_level(logging.WARNING, logger="debatecode.llm.client"), pytest.raises(ModelAuthError) as info:
+        await LLMClient(settings).complete(MODEL, PROMPT, max_tokens=5)
+    assert "OPENAI_API_KEY" in str(info.value)
+    assert not [r for r in caplog.records if r.name == "debatecode.llm.client"]  # no retry was logged
+    assert isinstance(info.value.__cause__, litellm.InternalServerError)  # the class litellm really raises
+
+
 async def test_rate_limit_after_retries_is_a_model_error_not_unreachable(fast_settings: LLMSettings) -> None:
     errors = [litellm.RateLimitError("slow down", llm_provider="openai", model=MODEL) for _ in range(3)]
     transport = FakeTransport(errors)

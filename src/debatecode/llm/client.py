@@ -21,8 +21,11 @@ malformed replies and replies without choices. The n-th wait is drawn from
 ``[d, 1.5 d]`` with ``d = retry_base_delay_s * 2**(n-1)`` (capped at
 ``MAX_BACKOFF_S``), and is never shorter than the provider's ``Retry-After``
 (or ``retry-after-ms``), honoured up to ``MAX_RETRY_AFTER_S``. Never retried:
-authentication and permission errors (``ModelAuthError``), bad requests,
-unknown models and context-window overflows (``ModelRequestError``). Only the
+authentication and permission errors and a missing API key (``ModelAuthError``;
+litellm raises a missing key as a 500 or a connection error, so it is told
+apart by its words before any retry), bad requests, unknown models,
+context-window overflows and requests the client refused to send
+(``ModelRequestError``). Only the
 attempt that succeeds is counted in the usage totals.
 """
 
@@ -34,6 +37,7 @@ import logging
 import math
 import os
 import random
+import re
 import socket
 import sys
 import threading
@@ -668,6 +672,37 @@ def _network_reason(exc: BaseException) -> Literal["timeout", "connection"] | No
     return None
 
 
+_MISSING_KEY = re.compile(
+    r"missing credentials"
+    r"|missing\b[^.]{0,40}\bapi[ _-]?key"
+    r"|\bapi[ _-]?key\b[^.]{0,40}\b(?:is required|must be set|is not set)"
+    r"|\b[A-Z][A-Z0-9_]*_API_KEY\b[^.]{0,20}\bis not set",
+    re.IGNORECASE,
+)
+"""How litellm and the SDKs under it say that no API key was given (the request was never sent)."""
+
+
+def _missing_credentials(exc: BaseException) -> bool:
+    """Whether ``exc`` says no API key was given.
+
+    litellm reports a missing key in many shapes: openai's own ``OpenAIError`` wrapped as an
+    ``InternalServerError`` (status 500), Gemini's ``ValueError`` wrapped as an ``APIConnectionError``,
+    Anthropic's ``AuthenticationError``. By class they look like server or connection errors, which are
+    retried; only their words tell them apart.
+    """
+    return any(_MISSING_KEY.search(str(link)) for link in _chain(exc))
+
+
+def _client_side(exc: BaseException, openai: Any) -> bool:
+    """Whether the first error in ``exc``'s chain is openai's base ``OpenAIError``: the client refused to send.
+
+    The openai SDK raises its base class only for problems found before any request (no key, bad
+    options); a server's answer or a network failure is always a subclass (``APIError``).
+    """
+    innermost = list(_chain(exc))[-1]
+    return type(innermost) is openai.OpenAIError
+
+
 def _short(exc: BaseException, limit: int = 300) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -683,8 +718,20 @@ def translate_error(exc: BaseException, model: str) -> DebatecodeError:
         if isinstance(link, DebatecodeError):
             return link
     detail = _short(exc)
+    if _missing_credentials(exc):
+        return ModelAuthError(
+            f"no credentials for {model!r}: {detail}. Set the provider's API key variable named there "
+            "(e.g. OPENAI_API_KEY), or use a model that needs none (local/..., scripted/...).",
+            model=model,
+        )
     openai = sys.modules.get("openai")
     if openai is not None:
+        if _client_side(exc, openai):
+            return ModelRequestError(
+                f"the model client for {model!r} could not send the request: {detail}. "
+                "Check the model's settings (api_base, API key variables).",
+                model=model,
+            )
         if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
             return ModelAuthError(
                 f"the provider rejected the credentials for {model!r}: {detail}. "
