@@ -6,6 +6,11 @@ first N samples picks what an N-author vote session picks: the sample passing
 the most visible tests; among those tied, the most frequent code (no model
 asked); among equally frequent codes, the earliest sample. Its spend is the
 sum of the N samples' spends.
+
+The choice is the shared ranking (``debatecode.execution.ranking``): visible
+tests passed, then agreement with the other samples of the same tier on
+generated inputs (each sample's ``behaviour``, when it was recorded; its code
+otherwise, which is the majority rule above), then the earliest sample.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from debatecode.bench._spend import SpendPoint
+from debatecode.execution.ranking import Evidence, rank_candidates
 
 __all__ = ["SAMPLES_FILE", "read_vote_samples", "vote_at", "vote_point", "vote_record"]
 
@@ -54,13 +60,8 @@ def vote_at(samples: Sequence[Mapping[str, Any]], n: int) -> dict[str, Any]:
     with_code = [s for s in used if s.get("code_key")]
     winner: Mapping[str, Any] | None = None
     if with_code:
-        best = max(int(s["visible"][0]) for s in with_code)
-        groups: dict[str, list[Mapping[str, Any]]] = {}
-        for sample in with_code:
-            if int(sample["visible"][0]) == best:
-                groups.setdefault(str(sample["code_key"]), []).append(sample)
-        largest = max(len(group) for group in groups.values())
-        winner = next(group[0] for group in groups.values() if len(group) == largest)
+        ranked = rank_candidates([_evidence(sample) for sample in with_code])
+        winner = next(s for s in with_code if int(s["index"]) == ranked[0].evidence.position)
     return {
         "n": len(used),
         "passed": bool(winner and winner["passed"]),
@@ -74,6 +75,13 @@ def vote_at(samples: Sequence[Mapping[str, Any]], n: int) -> dict[str, Any]:
         "calls": sum(int(s["calls"]) for s in used),
         "seconds": round(sum(float(s["seconds"]) for s in used), 2),
     }
+
+
+def _evidence(sample: Mapping[str, Any]) -> Evidence:
+    """A sample as the shared ranking sees it; without a recorded ``behaviour``, its code stands for it."""
+    behaviour = sample.get("behaviour")
+    shown = tuple(behaviour) if isinstance(behaviour, list) else (str(sample["code_key"]),)
+    return Evidence(position=int(sample["index"]), tests=(int(sample["visible"][0]),), behaviour=shown)
 
 
 def vote_record(samples: Sequence[Mapping[str, Any]], n: int, settings: Mapping[str, Any]) -> dict[str, Any]:
