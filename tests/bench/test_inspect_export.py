@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -152,6 +153,28 @@ def test_the_default_name_is_the_one_inspect_lists(
     assert [(info.task, info.task_id) for info in listed] == [("debatecode-solve", result.session.id)]
 
 
+@pytest.mark.parametrize(
+    ("out", "name"),
+    [
+        ("add.json", r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}.*_add\.json"),
+        ("add.eval", r"add\.eval"),
+        ("folder", r"folder/.*_debatecode-solve_.*\.eval"),
+        ("new-folder", r"new-folder/.*_debatecode-solve_.*\.eval"),
+    ],
+)
+def test_every_out_gets_a_name_inspect_lists(
+    tmp_path: Path, solved: tuple[SessionStore, DebateResult], out: str, name: str
+) -> None:
+    """inspect (and so ``inspect view``) lists every .eval file, but a .json one only behind its timestamp."""
+    store, result = solved
+    (tmp_path / "folder").mkdir()
+    path = export_session(store, result.session.id, tmp_path / out)
+    listed = inspect_log.list_eval_logs(str(path.parent))
+    assert [Path(info.name.removeprefix("file://")) for info in listed] == [path]
+    assert re.fullmatch(name, path.relative_to(tmp_path).as_posix())
+    assert inspect_log.read_eval_log(listed[0].name, header_only=True).eval.task_id == result.session.id
+
+
 def test_a_failed_session_exports_as_an_error(tmp_path: Path, solved: tuple[SessionStore, DebateResult]) -> None:
     store, result = solved
     copy = tmp_path / "store.db"
@@ -190,6 +213,12 @@ def test_a_bad_out_suffix_is_refused_before_anything_is_written(
     with pytest.raises(ConfigError, match=r"\.eval or \.json"):
         export_session(store, result.session.id, tmp_path / "log.txt")
     assert not list(tmp_path.iterdir())
+    (tmp_path / "README").write_text("a file, not a folder\n")
+    with pytest.raises(
+        ConfigError, match=r"--out .*README: an eval log file ends in \.eval or \.json \(or give a folder\)"
+    ):
+        export_session(store, result.session.id, tmp_path / "README")
+    assert [p.name for p in tmp_path.iterdir()] == ["README"]
 
 
 def test_a_bench_run_gives_a_log_per_strategy_with_a_sample_per_problem(tmp_path: Path, bench_run: Path) -> None:

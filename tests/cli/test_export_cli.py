@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -34,13 +35,22 @@ def test_a_session_exported_by_its_id_prefix_is_read_back_by_inspect(tmp_path: P
     assert sample.scores["visible_tests"].value == 1.0
 
 
-def test_out_json_writes_one_json_document(tmp_path: Path, solved_add: SolvedAdd) -> None:
+def test_out_json_writes_one_json_document_that_the_printed_command_lists(
+    tmp_path: Path, solved_add: SolvedAdd
+) -> None:
     proc = run_cli(
         "export", "inspect", solved_add.session_id, "--out", "add.json", cwd=tmp_path, env=_store_env(solved_add)
     )
     assert proc.returncode == 0, proc.stderr
-    document = json.loads((tmp_path / "add.json").read_text())
+    written = re.search(r"^eval log: (\S+)$", proc.stdout, re.M)
+    hint = re.search(r"^open with: inspect view --log-dir (\S+)$", proc.stdout, re.M)
+    assert written and hint, proc.stdout
+    path = tmp_path / written[1]
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\S*_add\.json", path.name), "inspect's timestamp in front"
+    document = json.loads(path.read_text())
     assert document["eval"]["task_id"] == solved_add.session_id and len(document["samples"]) == 1
+    listed = inspect_log.list_eval_logs(str(tmp_path / hint[1]))
+    assert [Path(info.name.removeprefix("file://")) for info in listed] == [path.resolve()]
 
 
 def test_bench_writes_a_log_per_strategy_into_the_folder_given(tmp_path: Path) -> None:
@@ -63,7 +73,7 @@ def test_bench_writes_a_log_per_strategy_into_the_folder_given(tmp_path: Path) -
         (("abc", "--bench", "."), "give a SESSION_ID or --bench DIR"),
         (("--bench", "nowhere"), "nowhere has no results.jsonl"),
         (("no-such-session",), "no session matches 'no-such-session'"),
-        (("{id}", "--out", "log.txt"), "--out log.txt: an eval log file ends in .eval or .json"),
+        (("{id}", "--out", "log.txt"), "--out log.txt: an eval log file ends in .eval or .json (or give a folder)"),
     ],
 )
 def test_bad_input_exits_2_with_the_reason(

@@ -13,13 +13,17 @@
   calls and seconds as metadata (``_inspect_bench``).
 
 The logs are inspect_ai's own types, written by its ``write_eval_log`` (``.eval``
-or ``.json`` by the file's suffix) under the names inspect gives its logs, so
-``inspect view --log-dir`` lists them. inspect_ai is the ``[inspect]`` extra; it
-is imported on first use, and its absence is a ``UserError`` naming the extra.
+or ``.json`` by the file's suffix) under names ``inspect view --log-dir`` lists:
+inspect's own name by default or in a folder, any ``.eval`` name, and a ``.json``
+name only when it starts with the log's timestamp (``add.json`` is written as
+``<created>_add.json``, because inspect skips other ``.json`` files).
+inspect_ai is the ``[inspect]`` extra; it is imported on first use, and its
+absence is a ``UserError`` naming the extra.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +40,7 @@ __all__ = [
     "bench_eval_logs",
     "export_bench",
     "export_session",
+    "listed_name",
     "log_file_name",
     "require_inspect",
     "session_eval_log",
@@ -93,16 +98,25 @@ def bench_eval_logs(folder: Path) -> list[EvalLog]:
 
 
 def export_session(store: SessionStore, session_id: str, out: Path | None = None) -> Path:
-    """Write session ``session_id`` as an eval log at ``out`` (default ``logs/<inspect's name>.eval``); return the path.
+    """Write session ``session_id`` as an eval log under a name ``inspect view`` lists; return the path.
+
+    ``out`` is the file (``.eval`` or ``.json``) or a folder (an existing one, or
+    a name without a suffix); the default is the folder ``logs``. In a folder
+    the log gets inspect's own name; a ``.json`` name without inspect's
+    timestamp in front gets it (see ``listed_name``).
 
     Raises:
-        UserError: inspect_ai is missing, or ``out`` ends in neither ``.eval`` nor ``.json``.
+        UserError: inspect_ai is missing, or ``out`` is no folder and ends in neither ``.eval`` nor ``.json``.
         SessionNotFound: no such session.
     """
-    if out is not None and out.suffix not in LOG_SUFFIXES:
-        raise ConfigError(f"--out {out}: an eval log file ends in .eval or .json")
+    out = Path("logs") if out is None else out
+    folder = out.is_dir() or not (out.suffix or out.exists())
+    if not folder and out.suffix not in LOG_SUFFIXES:
+        raise ConfigError(f"--out {out}: an eval log file ends in .eval or .json (or give a folder)")
     log = session_eval_log(store, session_id)
-    return _write(log, out or Path("logs") / log_file_name(log))
+    if folder:
+        return _write(log, out / log_file_name(log))
+    return _write(log, out.with_name(listed_name(log, out.name)))
 
 
 def export_bench(folder: Path, out: Path | None = None) -> list[Path]:
@@ -130,6 +144,20 @@ def log_file_name(log: EvalLog) -> str:
     """The name inspect gives a log: ``<created>_<task>_<id>.eval``, each part cleaned as inspect cleans it."""
     parts = (log.eval.created, log.eval.task, log.eval.eval_id)
     return "_".join(_clean(part) for part in parts) + ".eval"
+
+
+def listed_name(log: EvalLog, name: str) -> str:
+    """``name``, or ``<created>_<name>`` for a ``.json`` name that ``inspect view`` would not list.
+
+    inspect lists every ``.eval`` file, but a ``.json`` file only when its name
+    starts with a timestamp (``inspect_ai.log._file.log_file_pattern``).
+    """
+    if not name.endswith(".json") or _INSPECT_TIMESTAMP.match(name):
+        return name
+    return f"{_clean(log.eval.created)}_{name}"
+
+
+_INSPECT_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")
 
 
 def _clean(component: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
@@ -25,7 +26,8 @@ def inspect_log(
         None,
         "--out",
         "-o",
-        help="A session: the log file, .eval or .json (default: logs/<created>_<task>_<id>.eval). "
+        help="A session: the log file, .eval or .json, or a folder (default: logs/<created>_<task>_<id>.eval; "
+        "a .json name gets the <created>_ prefix inspect view needs to list it). "
         "--bench: the folder for the logs (default: BENCH/inspect).",
     ),
     config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
@@ -48,4 +50,4 @@ def inspect_log(
             folder = written[0].parent
     for path in written:
         console.print(f"eval log: {path}", markup=False)
-    console.print(f"open with: inspect view --log-dir {folder}", markup=False)
+    console.print(f"open with: inspect view --log-dir {shlex.quote(str(folder))}", markup=False)
