@@ -52,6 +52,8 @@ LAYERS: dict[str, int] = {
     "task": 1,
     "errors": 0,
     "_lazy": 0,
+    "safe_paths": 0,
+    "input_files": 0,
 }
 
 _MODULE_PATH = re.compile(r"debatecode(\.[A-Za-z_][A-Za-z0-9_]*)+")  # a submodule: a bare "debatecode" may be a label

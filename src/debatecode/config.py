@@ -26,6 +26,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from debatecode.errors import ConfigError
 from debatecode.hooks.settings import HooksSettings
+from debatecode.input_files import MAX_CONFIG_BYTES, InputFileError, read_input_file
 from debatecode.llm.settings import LLMSettings
 from debatecode.memory.settings import MemorySettings, ReflexionSettings
 from debatecode.protocol.design.settings import DesignSettings
@@ -192,8 +193,13 @@ def _check_keys(data: dict[str, Any], model: type[BaseModel], source: str, prefi
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
+        raw = read_input_file(path, max_bytes=MAX_CONFIG_BYTES, what="config file")
+    except InputFileError as exc:
+        raise ConfigError(
+            f"{exc}; a debatecode config is a TOML file (see docs/configuration.md)", source=str(path)
+        ) from exc
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(
             f"{path} is not valid TOML: {exc}. Fix the syntax or delete the file.", source=str(path)
@@ -206,8 +212,6 @@ def _read_toml(path: Path) -> dict[str, Any]:
         ) from exc
     except RecursionError as exc:
         raise ConfigError(f"{path} nests arrays or tables too deeply to read; flatten it.", source=str(path)) from exc
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}", source=str(path)) from exc
     _check_keys(data, DebateConfig, str(path))
     return data
 

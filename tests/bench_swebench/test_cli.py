@@ -160,4 +160,4 @@ def test_jobs_below_1_and_a_run_id_with_a_slash_are_refused(tmp_path: Path) -> N
     code, output = _invoke(
         "--dataset", str(DATASET), "--predictions", "gold", "--run-id", "a/b", "--out", str(tmp_path)
     )
-    assert code == 2 and "--run-id must be a plain name" in output.replace("\n", "")
+    assert code == 2 and "--run-id 'a/b' is not a plain folder name" in output.replace("\n", "")

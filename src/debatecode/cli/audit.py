@@ -37,6 +37,7 @@ def _read_trail(path: Path) -> dict[str, Any]:
     from pydantic import BaseModel, ConfigDict, ValidationError
 
     from debatecode.errors import ConfigError
+    from debatecode.input_files import MAX_TRAIL_BYTES, InputFileError, read_input_file
     from debatecode.protocol.state import TurnRecord
 
     class _Part(BaseModel):
@@ -58,9 +59,9 @@ def _read_trail(path: Path) -> dict[str, Any]:
 
     remedy = "write one with `debatecode sessions audit ID -o FILE`"
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read audit trail {path}: {exc.strerror}; {remedy}") from exc
+        raw = read_input_file(path, max_bytes=MAX_TRAIL_BYTES, what="audit trail")
+    except InputFileError as exc:
+        raise ConfigError(f"{exc}; {remedy}") from exc
     try:
         trail = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
@@ -112,6 +113,7 @@ def replay(
     from debatecode.errors import ConfigError
     from debatecode.llm.scripted import register_scripted, unregister_scripted
     from debatecode.protocol.audit import ReplayHuman, replay_model
+    from debatecode.safe_paths import is_name, path_under
     from debatecode.task import load_task, parse_task
 
     setup_logging()
@@ -137,7 +139,8 @@ def replay(
             if sandbox:
                 config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": sandbox})})
             with tempfile.TemporaryDirectory() as tmp:
-                task_path = Path(tmp) / Path(trail["task"]["path"]).name
+                name = Path(trail["task"]["path"]).name  # from the trail: ``..`` or "" must not name the file
+                task_path = path_under(Path(tmp), name if is_name(name) else "task.md", what="replayed task")
                 task_path.write_text(text, encoding="utf-8")
                 task = load_task(task_path) if task_path.is_file() else parse_task(text)
                 human = ReplayHuman(trail) if trail.get("human_decisions") else None

@@ -133,6 +133,10 @@ def swebench(
             from debatecode.config import load_config
 
             config = load_config(config_file, {"model": model, "token_budget": budget})
+            from debatecode.bench.swebench.solve import model_name
+            from debatecode.safe_paths import check_model_name
+
+            check_model_name(model_name(chosen_strategy, config), "the predictions' model_name_or_path")
             if on_ray:
                 summary = asyncio.run(
                     _solve_and_grade_on_ray(chosen, repos, out, config, chosen_strategy, jobs, ray_address, run_id)

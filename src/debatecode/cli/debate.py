@@ -109,7 +109,7 @@ def debate(
 def _config(config_file: Path | None, overrides: dict[str, Any]) -> DebateConfig:
     from debatecode.config import load_config
 
-    if config_file is not None and not config_file.is_file():
+    if config_file is not None and not config_file.exists():  # a directory or device: load_config says what it is
         raise fail(f"config file {config_file} does not exist", ExitCode.BAD_INPUT)
     return load_config(config_file, overrides)
 

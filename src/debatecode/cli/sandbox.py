@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = ["app"]
 
+EXEC_MAX_TIMEOUT_S = 86_400.0
+"""``sandbox.settings.MAX_TIMEOUT_S``, spelled out: importing the sandbox package here would load pydantic for ``--help``."""
+
 app = typer.Typer(
     help="Check which sandbox backends work here, build the Docker sandbox image offline, run a file, clean up.",
     no_args_is_help=True,
@@ -148,7 +151,10 @@ def exec_file(
             help="auto, docker, local (bubblewrap) or unsafe-host (no isolation) (default: sandbox.backend).",
         ),
     ] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="Wall-clock limit in seconds.")] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.1, max=EXEC_MAX_TIMEOUT_S, help="Wall-clock limit in seconds (at most 86400)."),
+    ] = None,
     memory: Annotated[int | None, typer.Option("--memory", min=32, help="Memory limit in MiB.")] = None,
 ) -> None:
     """Run FILE with `python3 FILE` in the sandbox and print the result as one JSON object.
@@ -157,6 +163,7 @@ def exec_file(
     """
     from debatecode.config import load_config
     from debatecode.errors import DebatecodeError
+    from debatecode.input_files import MAX_SOURCE_BYTES, read_input_file
     from debatecode.sandbox.base import ExecJob, Limits
 
     try:
@@ -164,8 +171,9 @@ def exec_file(
         limits = Limits.from_settings(
             settings, timeout_s=timeout or settings.timeout_s, memory_mb=memory or settings.memory_mb
         )
+        source = read_input_file(file, max_bytes=MAX_SOURCE_BYTES, what="Python file")
         job = ExecJob(
-            files={file.name: file.read_text(encoding="utf-8", errors="replace")},
+            files={file.name: source.decode("utf-8", errors="replace")},
             argv=["python3", file.name],
             limits=limits,
         )

@@ -128,7 +128,7 @@ def _solve(
     from debatecode.config import load_config
     from debatecode.task import load_task
 
-    if config_file is not None and not config_file.is_file():
+    if config_file is not None and not config_file.exists():  # a directory or device: load_config says what it is
         raise fail(f"config file {config_file} does not exist", ExitCode.BAD_INPUT)
     config = load_config(config_file, overrides)
     if resume is not None:

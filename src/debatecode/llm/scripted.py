@@ -34,6 +34,7 @@ from debatecode.errors import (
     ScriptExhausted,
     UnknownModelError,
 )
+from debatecode.input_files import MAX_SCRIPT_BYTES, InputFileError, read_input_file
 from debatecode.llm.providers import known_prefixes, register_provider
 from debatecode.llm.transport import CompletionRequest, RawCompletion
 from debatecode.llm.types import Message
@@ -260,15 +261,13 @@ def load_script_file(path: Path | str) -> ScriptedModel:
     """
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScriptFileError(file, "script file not found") from None
+        text = read_input_file(file, max_bytes=MAX_SCRIPT_BYTES, what="script file").decode("utf-8")
+    except InputFileError as exc:
+        raise ScriptFileError(file, "script file not found" if exc.problem == "missing" else exc.reason) from None
     except UnicodeDecodeError as exc:
         raise ScriptFileError(
             file, f"not a YAML text file: not valid UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8 YAML"
         ) from exc
-    except OSError as exc:
-        raise ScriptFileError(file, f"cannot read script file: {exc.strerror}") from exc
     try:
         data = yaml.load(text, Loader=_LineLoader)  # a SafeLoader subclass: plain data only
     except RecursionError as exc:

@@ -10,10 +10,12 @@ the recorded human decisions, so re-running the engine reproduces the session.
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
 
+from debatecode.input_files import InputFileError, read_input_file
 from debatecode.llm.scripted import ScriptedModel
 from debatecode.protocol.human import CheckpointDecision
 from debatecode.protocol.state import SCHEMA_VERSION, TurnRecord
@@ -22,6 +24,9 @@ from debatecode.store.repository import SessionStore
 __all__ = ["AUDIT_VERSION", "ReplayHuman", "build_audit", "replay_model"]
 
 AUDIT_VERSION = 1
+
+_MAX_TASK_TEXT_BYTES = 64 * 1024 * 1024
+"""Largest task file a trail includes (a task loaded with a raised ``task_max_bytes`` still fits)."""
 
 
 def build_audit(store: SessionStore, session_id: str) -> dict[str, Any]:
@@ -34,9 +39,10 @@ def build_audit(store: SessionStore, session_id: str) -> dict[str, Any]:
     session = store.get_session(session_id)
     turns = store.turns(session.id)
     task_text = None
-    path = Path(session.task_path)
-    if path.is_file():
-        task_text = path.read_text(encoding="utf-8")
+    with contextlib.suppress(InputFileError, UnicodeDecodeError):  # gone, replaced or not a task: the trail says None
+        task_text = read_input_file(Path(session.task_path), max_bytes=_MAX_TASK_TEXT_BYTES, what="task file").decode(
+            "utf-8"
+        )
     return {
         "audit_version": AUDIT_VERSION,
         "schema_version": SCHEMA_VERSION,

@@ -51,6 +51,7 @@ from debatecode.protocol.report import escalation_summary, write_outputs
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.state import SessionRecord, SessionStatus
 from debatecode.protocol.workspace import CodeWorkspace
+from debatecode.safe_paths import check_name
 from debatecode.sandbox.base import Sandbox
 from debatecode.store.repository import SessionStore
 from debatecode.task import Task
@@ -178,10 +179,11 @@ class DebateEngine(SessionDriver[DebateRun]):
         """Start a new session on ``task`` and run it to the end.
 
         Raises:
+            UnsafeName: ``session_id`` cannot name the session's worktree and branch (nothing is created).
             StoreError: the session could not be created (nothing else is lost).
         """
         out_dir = self.config.out.resolve()
-        session_id = session_id or new_session_id()
+        session_id = check_name(session_id, "session id") if session_id is not None else new_session_id()
         session = SessionRecord(
             id=session_id,
             task_title=task.title,

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from debatecode.sandbox.settings import MAX_TIMEOUT_S
+
 if TYPE_CHECKING:
     from debatecode.sandbox.settings import SandboxSettings
 
@@ -32,8 +34,8 @@ class Limits(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    timeout_s: float = Field(default=30.0, gt=0)
-    """Wall-clock limit for the whole job, in seconds. The job's whole process tree is killed at it."""
+    timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    """Wall-clock limit for the whole job, in seconds (at most one day). The job's whole process tree is killed at it."""
     memory_mb: int = Field(default=512, ge=32)
     """Memory limit in MiB (swap included)."""
     pids: int = Field(default=128, ge=8)

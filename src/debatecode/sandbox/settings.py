@@ -6,7 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SandboxSettings"]
+__all__ = ["MAX_TIMEOUT_S", "SandboxSettings"]
+
+MAX_TIMEOUT_S = 86_400.0
+"""Longest time limit a job or a test may have: one day. Larger values (``1e300``) overflow the timers that enforce them."""
 
 
 class SandboxSettings(BaseModel):
@@ -18,8 +21,8 @@ class SandboxSettings(BaseModel):
     """``auto``: ``docker`` when the engine answers and the image is built, else ``local`` (bubblewrap, weaker; it warns), else refuse. ``local``: bubblewrap only. ``unsafe-host``: no isolation but rlimits; the code can reach the host's network, files and processes; only when named."""
     image: str = "debatecode/sandbox-python:latest"
     """Docker image built by ``debatecode sandbox build``."""
-    timeout_s: float = Field(default=10.0, gt=0)
-    """Default per-test time limit in seconds; a task's ``time_limit`` overrides it."""
+    timeout_s: float = Field(default=10.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    """Default per-test time limit in seconds, at most 86400 (one day); a task's ``time_limit`` overrides it."""
     memory_mb: int = Field(default=512, ge=32)
     """Default memory limit in MiB; a task's ``memory_limit`` overrides it."""
     pids: int = Field(default=128, ge=8)

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from debatecode.errors import VersionControlError
+from debatecode.safe_paths import PathOutsideRoot, is_name, path_under
 from debatecode.vcs import history
 from debatecode.vcs._direct import DirectCommits, git_config, in_process_blocker
 from debatecode.vcs._git import (
@@ -70,8 +70,6 @@ from debatecode.vcs._worktrees import (
 __all__ = ["BRANCH_PREFIX", "WORKTREES_DIR", "CommitInfo", "SessionWorktree", "VersionRepository"]
 
 logger = logging.getLogger(__name__)
-
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,13 +151,16 @@ class VersionRepository:
             VersionControlError: the id cannot name a branch, the worktree path
                 is taken by something else, or git fails.
         """
-        if not _SESSION_ID.fullmatch(session_id) or ".." in session_id or session_id.endswith((".lock", ".")):
+        if not is_name(session_id) or ".." in session_id or session_id.endswith((".lock", ".")):
             raise VersionControlError(
                 f"cannot open a worktree in {self.path}: session id {session_id!r} cannot name a branch "
                 "(use letters, digits, '.', '_' and '-')"
             )
         branch = BRANCH_PREFIX + session_id
-        path = self.path / WORKTREES_DIR / session_id
+        try:
+            path = path_under(self.path, WORKTREES_DIR, session_id, what="worktree")
+        except PathOutsideRoot as exc:
+            raise VersionControlError(f"cannot open a worktree in {self.path}: {exc}") from exc
         with git_errors(path, f"open the worktree of session {session_id}"):
             in_process = self._in_process_blocker() is None
             if (path / ".git").is_file() and not (in_process and link_intact(self._common_dir, path)):

@@ -24,6 +24,8 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ConfigDict
 
 from debatecode.bench.swebench.errors import SWEBenchInputError
+from debatecode.input_files import MAX_DATASET_BYTES, InputFileError, read_input_file
+from debatecode.safe_paths import UnsafeName, check_name
 
 __all__ = [
     "REQUIRED_FIELDS",
@@ -47,7 +49,7 @@ REQUIRED_FIELDS = (
     "environment_setup_commit",
 )
 _COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
-_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_REPO = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*/(?!\.\.?$)[A-Za-z0-9_.-]+$")  # no ``..``: it names folders
 _EVAL_TYPES = ("pass_and_fail", "fail_only")
 
 
@@ -93,10 +95,10 @@ def read_records(path: Path, *, what: str) -> Iterator[tuple[dict[str, Any], int
             or holds something other than objects.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise SWEBenchInputError(path, f"no such {what} file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_input_file(path, max_bytes=MAX_DATASET_BYTES, what=f"{what} file").decode("utf-8")
+    except InputFileError as exc:
+        raise SWEBenchInputError(path, exc.reason) from exc
+    except UnicodeDecodeError as exc:
         raise SWEBenchInputError(path, f"cannot read the {what} file: {exc}") from exc
     if path.suffix == ".jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
@@ -147,6 +149,10 @@ def _instance(record: dict[str, Any], fail: Callable[[str, str], NoReturn]) -> S
     for name in ("instance_id", "problem_statement"):
         if not values[name].strip():
             fail(name, "must not be empty")
+    try:  # it names the instance's folders: ``../x`` or ``/tmp/x`` would write outside --out
+        check_name(values["instance_id"], "instance_id")
+    except UnsafeName as exc:
+        fail("instance_id", exc.reason)
     if not _REPO.match(values["repo"]):
         fail("repo", f"expected 'owner/name', got {values['repo']!r}")
     for name in ("base_commit", "environment_setup_commit"):
@@ -180,9 +186,11 @@ def load_instances(path: Path | str) -> list[SWEBenchInstance]:
     """Every instance of a SWE-bench JSON or JSONL file, validated.
 
     Raises:
-        SWEBenchInputError: the file is unreadable or malformed, a field is missing or has
-            the wrong type, or an ``instance_id`` repeats (the message names the file, the
-            line or item, the instance and the field).
+        SWEBenchInputError: the file is unreadable, not a regular file, larger than
+            ``MAX_DATASET_BYTES`` or malformed, a field is missing or has the wrong type, an
+            ``instance_id`` cannot name a folder (``NAME_PATTERN``) or repeats (the message names
+            the file, the line or item, the instance and the field). Every instance is checked
+            before any is returned, so a bad one refuses the whole dataset before anything runs.
     """
     path = Path(path)
     return instances_from_records(read_records(path, what="dataset"), path)

@@ -46,6 +46,7 @@ from debatecode.bench.swebench.swebench_logs import (
 )
 from debatecode.bench.swebench.workspace import Overlay, PreparedTree, prepare_tree
 from debatecode.errors import RunError, SandboxUnavailable, UserError
+from debatecode.safe_paths import check_name, model_folder, path_under
 
 __all__ = [
     "GradeOne",
@@ -114,8 +115,12 @@ def default_grading_jobs(jobs: int | None = None) -> int:
 
 
 def model_dir_name(model: str) -> str:
-    """A directory name for a model string (``/`` becomes ``__``)."""
-    return model.replace("/", "__").replace(":", "_") or "model"
+    """A directory name for a model string (``/`` becomes ``__``, ``:`` becomes ``_``).
+
+    Raises:
+        UnsafeName: ``model`` does not match ``MODEL_NAME_PATTERN`` (``..``, ``""``, say).
+    """
+    return model_folder(model).replace(":", "_")
 
 
 class SWEBenchHarness:
@@ -272,8 +277,14 @@ class SWEBenchHarness:
             await sandbox.aclose()
 
     def prediction_dir(self, prediction: Prediction) -> Path:
-        """``<out>/<model>/<instance_id>``."""
-        return self.out / model_dir_name(prediction.model_name_or_path) / prediction.instance_id
+        """``<out>/<model>/<instance_id>``.
+
+        Raises:
+            UnsafeName: the model or the instance id cannot name a folder.
+            PathOutsideRoot: the folder resolves outside ``out``.
+        """
+        model = model_dir_name(prediction.model_name_or_path)
+        return path_under(self.out, model, check_name(prediction.instance_id, "instance_id"), what="prediction")
 
     async def grade_prediction(self, prediction: Prediction, input_sha256: str = "") -> InstanceReport:
         """Grade one prediction and write its files (ours and swebench's).

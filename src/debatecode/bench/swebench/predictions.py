@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from debatecode.bench.swebench.dataset import SWEBenchInstance, read_records
 from debatecode.bench.swebench.errors import SWEBenchInputError
+from debatecode.safe_paths import UnsafeName, check_model_name, check_name
 
 __all__ = [
     "EMPTY",
@@ -94,6 +95,10 @@ def _from_file(path: Path) -> list[Prediction]:
             value = record.get(name)
             if not isinstance(value, str) or not value.strip():
                 raise fail(name, "missing" if value is None else f"expected a non-empty string, got {value!r}")
+            try:  # both name folders under --out: ``../x`` or ``/tmp/x`` would write outside it
+                (check_name if name == "instance_id" else check_model_name)(value, name)
+            except UnsafeName as exc:
+                raise fail(name, exc.reason) from exc
         if "model_patch" not in record:
             raise fail("model_patch", "missing (use null or an empty string for no patch)")
         patch = record["model_patch"]

@@ -49,8 +49,9 @@ from debatecode.bench.swebench.errors import TaskResultRefused
 from debatecode.bench.swebench.harness import SWEBenchHarness
 from debatecode.bench.swebench.predictions import Prediction
 from debatecode.bench.swebench.report import InstanceReport
-from debatecode.bench.swebench.swebench_logs import run_dir, swebench_model_dir
+from debatecode.bench.swebench.swebench_logs import prediction_log_folder
 from debatecode.config import DebateConfig
+from debatecode.safe_paths import check_name
 
 if TYPE_CHECKING:
     from debatecode.bench._ray import RayExecutor
@@ -186,9 +187,10 @@ def prediction_folders(out: Path, run_id: str, prediction: Prediction) -> tuple[
     """The two folders a prediction's grading writes, relative to ``out``: ours and swebench's."""
     from debatecode.bench.swebench.harness import model_dir_name
 
-    ours = PurePosixPath(model_dir_name(prediction.model_name_or_path), prediction.instance_id)
-    theirs = run_dir(Path("."), run_id) / swebench_model_dir(prediction.model_name_or_path) / prediction.instance_id
-    return ours, PurePosixPath(theirs.as_posix())
+    instance_id = check_name(prediction.instance_id, "instance_id")  # never ``..``: these folders are emptied
+    ours = PurePosixPath(model_dir_name(prediction.model_name_or_path), instance_id)
+    theirs = prediction_log_folder(run_id, prediction.model_name_or_path, instance_id)
+    return ours, PurePosixPath(theirs)
 
 
 def _checked_path(label: str, name: object, folders: Sequence[PurePosixPath]) -> PurePosixPath:

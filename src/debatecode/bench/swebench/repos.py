@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from debatecode.bench.swebench._git import git, git_ok
 from debatecode.bench.swebench.dataset import SWEBenchInstance
 from debatecode.bench.swebench.errors import SWEBenchInputError
+from debatecode.input_files import MAX_CONFIG_BYTES, InputFileError, read_input_file
 
 __all__ = [
     "REPOS_FILE",
@@ -160,11 +161,15 @@ class RepoRegistry:
         Raises:
             SWEBenchInputError: the file is not valid TOML, or a table has an unknown key or a bad value.
         """
-        if not path.is_file():
+        if not path.exists():
             return cls()
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raw = read_input_file(path, max_bytes=MAX_CONFIG_BYTES, what="repos file")
+        except InputFileError as exc:
+            raise SWEBenchInputError(path, exc.reason) from exc
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise SWEBenchInputError(path, f"not a valid TOML file: {exc}") from exc
         tables = data.get("repos", {})
         if not isinstance(tables, dict) or set(data) - {"repos"}:

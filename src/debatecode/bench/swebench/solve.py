@@ -85,6 +85,7 @@ from debatecode.errors import (
 from debatecode.llm import LLMClient, Message
 from debatecode.protocol.replies import parse_ranking
 from debatecode.protocol.roster import author_sampling, model_for
+from debatecode.safe_paths import check_model_name, check_name, path_under
 from debatecode.voting import Ballot
 from debatecode.voting.registry import choose_method
 
@@ -489,6 +490,7 @@ async def generate_predictions(
 
     Raises:
         ConfigError: unknown strategy, or ``jobs`` below 1.
+        UnsafeName: the model string makes a ``model_name_or_path`` that cannot name a folder.
         UnknownModelError, ModelAuthError, ModelUnreachable, ModelRequestsDisabled: the model
             cannot answer at all (every instance would fail the same way). The instances
             finished before stay in ``<out>/predictions.jsonl``.
@@ -502,6 +504,7 @@ async def generate_predictions(
 
     for model in dict.fromkeys(_author_model(config, index) for index in range(_authors(config, strategy))):
         validate_model(model)
+    check_model_name(model_name(strategy, config), "the predictions' model_name_or_path")  # it names folders
     if strategy == "debate" and checker is None:
         checker = HarnessChecker(harness)
     where = out / "solve"
@@ -528,7 +531,8 @@ async def generate_predictions(
             record = await solve_with(instance)
         else:
             record = await _solve_one(harness, instance, config, strategy, checker, listener, chosen)
-        (where / f"{instance.instance_id}.json").write_text(record.model_dump_json(indent=2), encoding="utf-8")
+        record_path = path_under(where, f"{check_name(instance.instance_id, 'instance_id')}.json", what="solve record")
+        record_path.write_text(record.model_dump_json(indent=2), encoding="utf-8")
         prediction = Prediction(
             instance_id=instance.instance_id, model_name_or_path=name, model_patch=record.model_patch
         )

@@ -32,16 +32,19 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from debatecode.bench.swebench.predictions import Prediction
 from debatecode.bench.swebench.report import InstanceReport
+from debatecode.safe_paths import UnsafeName, check_name, model_folder, path_under
 
 __all__ = [
     "DEFAULT_RUN_ID",
     "RUN_REPORT_SCHEMA",
     "check_run_id",
+    "prediction_log_dir",
+    "prediction_log_folder",
     "run_dir",
     "run_report",
     "run_report_path",
@@ -58,33 +61,69 @@ DEFAULT_RUN_ID = "debatecode"
 
 
 def swebench_model_dir(model: str) -> str:
-    """The directory name swebench gives ``model_name_or_path``."""
-    return model.replace("/", "__")
+    """The directory name swebench gives ``model_name_or_path`` (``/`` becomes ``__``).
+
+    Raises:
+        UnsafeName: ``model`` does not match ``MODEL_NAME_PATTERN`` (``..``, say).
+    """
+    return model_folder(model)
 
 
 def check_run_id(run_id: str) -> str:
-    """``run_id`` when it can name one folder.
+    """``run_id`` when it can name one folder (``NAME_PATTERN``).
 
     Raises:
-        ConfigError: it is empty, has a path separator, or is ``.`` or ``..``.
+        ConfigError: it is empty, has a path separator, is ``.`` or ``..``, or holds other characters.
     """
     from debatecode.errors import ConfigError
 
-    if not run_id.strip() or "/" in run_id or "\\" in run_id or run_id in (".", ".."):
-        raise ConfigError(f"--run-id must be a plain name (it names a folder), got {run_id!r}")
-    return run_id
+    try:
+        return check_name(run_id, "--run-id")
+    except UnsafeName as exc:
+        raise ConfigError(f"--run-id {exc.reason}", key="run_id") from exc
 
 
 def run_dir(out: Path, run_id: str) -> Path:
-    """``<out>/logs/run_evaluation/<run_id>``: where swebench's per-instance logs go."""
+    """``<out>/logs/run_evaluation/<run_id>``: where swebench's per-instance logs go.
+
+    Raises:
+        ConfigError: ``run_id`` cannot name a folder.
+        PathOutsideRoot: the folder resolves outside ``out``.
+    """
+    return path_under(out, prediction_log_folder(run_id), what="run log")
+
+
+def prediction_log_folder(run_id: str, model: str | None = None, instance_id: str | None = None) -> str:
+    """``logs/run_evaluation/<run_id>[/<model dir>/<instance_id>]``, relative, each name checked.
+
+    Raises:
+        ConfigError: ``run_id`` cannot name a folder.
+        UnsafeName: the model or the instance id cannot name a folder.
+    """
     from swebench.harness.constants import RUN_EVALUATION_LOG_DIR
 
-    return out / RUN_EVALUATION_LOG_DIR / run_id
+    parts = [PurePosixPath(RUN_EVALUATION_LOG_DIR).as_posix(), check_run_id(run_id)]
+    if model is not None:
+        parts.append(swebench_model_dir(model))
+    if instance_id is not None:
+        parts.append(check_name(instance_id, "instance_id"))
+    return "/".join(parts)
+
+
+def prediction_log_dir(out: Path, run_id: str, model: str, instance_id: str) -> Path:
+    """``run_dir(out, run_id) / <model dir> / <instance_id>``: one prediction's folder in swebench's layout.
+
+    Raises:
+        ConfigError: ``run_id`` cannot name a folder.
+        UnsafeName: the model or instance id cannot name a folder.
+        PathOutsideRoot: the folder resolves outside ``out``.
+    """
+    return path_under(out, prediction_log_folder(run_id, model, instance_id), what="prediction log")
 
 
 def run_report_path(out: Path, model: str, run_id: str) -> Path:
     """``<out>/<model>.<run_id>.json``, the name ``make_run_report`` gives a model's run report."""
-    return out / f"{swebench_model_dir(model)}.{run_id}.json"
+    return path_under(out, f"{swebench_model_dir(model)}.{check_run_id(run_id)}.json", what="run report")
 
 
 def _is_empty(prediction: Prediction) -> bool:
@@ -151,7 +190,7 @@ def write_instance_logs(
     """
     from swebench.harness.constants import LOG_INSTANCE, LOG_REPORT, LOG_TEST_OUTPUT
 
-    where = run_dir(out, run_id) / swebench_model_dir(prediction.model_name_or_path) / prediction.instance_id
+    where = prediction_log_dir(out, run_id, prediction.model_name_or_path, prediction.instance_id)
     document = swebench_report(prediction, report, test_output)
     if document is None:
         (where / LOG_REPORT).unlink(missing_ok=True)
@@ -197,7 +236,7 @@ def run_report(
         if _is_empty(prediction):
             empty.add(instance_id)
             continue
-        path = run_dir(out, run_id) / swebench_model_dir(prediction.model_name_or_path) / instance_id / LOG_REPORT
+        path = prediction_log_dir(out, run_id, prediction.model_name_or_path, instance_id) / LOG_REPORT
         if not path.exists():
             errors.add(instance_id)
             continue
@@ -214,7 +253,7 @@ def run_report(
     ambiguous: set[str] = set()
     reasons: dict[str, str] = {}
     for instance_id in unresolved | errors:
-        folder = run_dir(out, run_id) / swebench_model_dir(by_id[instance_id].model_name_or_path) / instance_id
+        folder = prediction_log_dir(out, run_id, by_id[instance_id].model_name_or_path, instance_id)
         classification = classify_logs(folder / LOG_TEST_OUTPUT, folder / LOG_INSTANCE)
         if classification:
             reason, tier = classification

@@ -29,6 +29,7 @@ from debatecode.protocol.design.records import (
     Recommendation,
     RiskEntry,
 )
+from debatecode.safe_paths import path_under
 
 __all__ = [
     "NONE_RECORDED",
@@ -297,7 +298,7 @@ def write_adr(repo: Path, record: DecisionRecord, *, directory: str = "docs/deci
             number = max(number + 1, next_adr_number(folder))
             continue
         numbered = record.model_copy(update={"number": number, "slug": slugify(slug)})
-        target = folder / adr_filename(number, slug)
+        target = path_under(folder, adr_filename(number, slug), what="ADR")  # slugify keeps it one plain name
         if write_text_atomic(target, render(numbered), overwrite=False):
             return target
         number += 1

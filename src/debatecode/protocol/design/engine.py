@@ -47,6 +47,7 @@ from debatecode.protocol.events import EventBus, SessionStarted
 from debatecode.protocol.human import HumanInterface
 from debatecode.protocol.journal import Journal
 from debatecode.protocol.state import SessionRecord, SessionStatus
+from debatecode.safe_paths import check_name
 from debatecode.store.repository import SessionStore
 
 __all__ = ["DesignEngine", "DesignResult"]
@@ -109,9 +110,10 @@ class DesignEngine(SessionDriver[DesignRun]):
         """Start a design debate on ``question`` and run it to its decision record.
 
         Raises:
+            UnsafeName: ``session_id`` cannot name the debate's folder (nothing is created).
             StoreError: the session could not be created (nothing else is lost).
         """
-        session_id = session_id or uuid.uuid4().hex[:12]
+        session_id = check_name(session_id, "session id") if session_id is not None else uuid.uuid4().hex[:12]
         session = SessionRecord(
             id=session_id,
             kind="design",

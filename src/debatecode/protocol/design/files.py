@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from debatecode.protocol.design.records import Position, RoundRecord
+from debatecode.safe_paths import check_name, path_under
 
 __all__ = [
     "MAX_METADATA_BYTES",
@@ -45,7 +46,6 @@ SCHEMA_VERSION = 1
 MAX_METADATA_BYTES = 1024 * 1024
 """A JSON file larger than this is not read (a debate's metadata is a few hundred bytes)."""
 
-_DEBATE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _BACKTICK_RUN = re.compile(r"`+")
 _INLINE_MARKUP = re.compile(r"([\\`*_\[\]<>|~&#])")
 
@@ -131,15 +131,14 @@ class DebateFiles:
     """The session folder of one debate.
 
     Raises:
-        ValueError: from the constructor, when ``debate_id`` is not a plain folder name
-            (letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit).
+        UnsafeName: from the constructor, when ``debate_id`` is not a plain folder name
+            (``NAME_PATTERN``: letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit).
+        PathOutsideRoot: from the constructor, when the folder resolves outside ``.debatecode/debates``.
     """
 
     def __init__(self, root: Path, debate_id: str) -> None:
-        if not _DEBATE_ID.match(debate_id):
-            raise ValueError(f"debate id {debate_id!r} is not a plain folder name")
-        self.debate_id = debate_id
-        self.path = debates_dir(root) / debate_id
+        self.debate_id = check_name(debate_id, "debate id")
+        self.path = path_under(debates_dir(root), debate_id, what="debate")
 
     @property
     def metadata_path(self) -> Path:

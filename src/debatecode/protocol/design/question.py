@@ -29,6 +29,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from debatecode.errors import TaskError
+from debatecode.input_files import InputFileError, read_input_file
 
 __all__ = ["ContextDocument", "DesignQuestion", "load_question"]
 
@@ -36,6 +37,8 @@ MAX_QUESTION_BYTES = 64 * 1024
 MAX_CONTEXT_CHARS = 12_000
 """Characters kept of each context file (the rest is cut, and the prompt says so)."""
 MAX_CONTEXT_FILES = 8
+MAX_CONTEXT_BYTES = 16 * 1024 * 1024
+"""Largest context file read at all (a larger one is refused; smaller ones are cut to ``MAX_CONTEXT_CHARS``)."""
 
 
 class ContextDocument(BaseModel):
@@ -97,7 +100,7 @@ def load_question(source: str, *, context: Sequence[Path] = (), base: Path | Non
     """
     candidate = Path(source)
     is_file = len(source) < 4096 and "\n" not in source and candidate.suffix in (".md", ".txt", ".markdown")
-    if is_file and not candidate.is_file():
+    if is_file and not candidate.exists():  # a folder or a FIFO is said to be one by _from_file
         raise TaskError(candidate, "no such question file", fix="give the question in quotes, or an existing .md file")
     if is_file:
         return _from_file(candidate, context)
@@ -110,15 +113,10 @@ def load_question(source: str, *, context: Sequence[Path] = (), base: Path | Non
 
 def _from_file(path: Path, extra_context: Sequence[Path]) -> DesignQuestion:
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TaskError(path, f"cannot read the question file: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_QUESTION_BYTES:
-        raise TaskError(
-            path,
-            f"the question file is {len(raw)} bytes; the limit is {MAX_QUESTION_BYTES}",
-            fix="put long material in --context files",
-        )
+        raw = read_input_file(path, max_bytes=MAX_QUESTION_BYTES, what="question file")
+    except InputFileError as exc:
+        fix = "put long material in --context files" if exc.problem == "too_large" else None
+        raise TaskError(path, exc.reason, fix=fix) from exc
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -172,12 +170,13 @@ def _read_context(paths: Sequence[Path], base: Path) -> tuple[ContextDocument, .
     docs = []
     for given in paths:
         path = given if given.is_absolute() else base / given
-        if not path.is_file():
-            raise TaskError(path, "context file not found (or not a file)", fix="check the path given to --context")
         try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise TaskError(path, f"cannot read the context file: {exc.strerror or exc}") from exc
+            raw = read_input_file(path, max_bytes=MAX_CONTEXT_BYTES, what="context file")
+        except InputFileError as exc:
+            if exc.problem == "missing":
+                raise TaskError(path, "context file not found", fix="check the path given to --context") from exc
+            fix = "pass the part that matters, or a diff" if exc.problem == "too_large" else None
+            raise TaskError(path, exc.reason, fix=fix) from exc
         if b"\0" in raw[:8192]:
             raise TaskError(path, "the context file looks binary", fix="pass source, docs or a diff as text")
         text = raw.decode("utf-8", errors="replace")
