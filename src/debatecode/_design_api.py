@@ -60,6 +60,7 @@ async def debate_async(
 
     Raises:
         TaskError: a bad question, question file or context file, or a changed question on resume.
+        ConfigError: an unknown perspective (refused before any session is stored).
         UnknownModelError: no provider answers to a model of the config.
         SessionNotFound, StoreError: the store cannot be read or written.
     """
@@ -80,6 +81,7 @@ async def debate_async(
     validate_model(config.model)
     for tier in config.design.models.values():
         validate_model(tier)
+    _check_perspectives(config, parsed)
     store = open_store(config.store_url)
     llm = LLMClient(config.llm)
     try:
@@ -90,6 +92,23 @@ async def debate_async(
     finally:
         await llm.aclose()
         store.close()
+
+
+def _check_perspectives(config: DebateConfig, question: DesignQuestion) -> None:
+    """Refuse the perspectives a debate asks for before its session is stored, as its analysis would.
+
+    Raises:
+        ConfigError: a perspective (of ``design.perspectives`` or the question file) is not in the
+            catalog, or ``design.perspective_count`` is below 1.
+    """
+    from debatecode.agents.perspectives import load_catalog, select_perspectives
+
+    select_perspectives(
+        question.text,
+        load_catalog(config.design.custom_perspectives),
+        count=config.design.perspective_count,
+        requested=config.design.perspectives or list(question.perspectives) or None,
+    )
 
 
 def debate(

@@ -181,3 +181,27 @@ def test_a_debate_killed_mid_round_resumes_from_its_stored_turns(tmp_path: Path)
     text = adr.read_text()
     assert f"- **Debate ID:** {session_id}" in text
     assert "- **Status:** accepted" in text and "- **Rounds:** 2" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("-p", "nosuch"), "unknown perspective 'nosuch'"),
+        (("--perspectives", "3"), "set design.perspective_count = 3"),
+        (("question.md",), "unknown perspective 'nosuch'"),
+        (("--then-task", "question.md"), "--then-task question.md already exists"),
+        (("--then-task", "missing/task.md"), "the folder missing does not exist"),
+    ],
+    ids=["flag", "a-count", "question-file", "then-task-exists", "then-task-no-folder"],
+)
+def test_bad_input_is_refused_before_a_session_is_stored(tmp_path: Path, args: tuple[str, ...], says: str) -> None:
+    """Issue 31, item 11: `debate -p nosuch` used to leave a session `running` for ever."""
+    (tmp_path / "question.md").write_text(f"---\nperspectives: [nosuch]\n---\n{QUESTION}\n")
+    script = _script(tmp_path / "s.yaml", 95)
+    question = () if args == ("question.md",) else (QUESTION,)
+    proc = run_cli("debate", *question, *args, "--model", f"scripted:{script}", "--no-checkpoints", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert says in " ".join(proc.stderr.split())
+    listed = run_cli("sessions", "list", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.strip() == "[]"

@@ -481,6 +481,11 @@ def _resolve(requested: Sequence[str], catalog: Mapping[str, Perspective]) -> li
         if match is None:
             close = difflib.get_close_matches(wanted, list(lookup), n=1)
             hint = f" (did you mean {lookup[close[0]].key!r}?)" if close else ""
+            if wanted.isdigit():
+                hint = (
+                    f" (perspectives are named, not counted: to have the moderator pick {wanted}, "
+                    f"set design.perspective_count = {wanted} in debatecode.toml)"
+                )
             raise ConfigError(
                 f"unknown perspective {item!r}{hint}; known perspectives: {', '.join(catalog)}. "
                 f"Define new ones under [[{_CUSTOM_TABLE}]] in debatecode.toml.",

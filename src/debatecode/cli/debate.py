@@ -102,8 +102,26 @@ def debate(
                 ExitCode.BAD_INPUT,
                 'debatecode debate "Should we store sessions in SQLite or PostgreSQL?"',
             )
+        if then_task is not None:
+            _check_then_task(then_task)
         code = _debate(question, context, overrides, config_file, resume, (repo or Path.cwd()), then_task)
     raise typer.Exit(code)
+
+
+def _check_then_task(path: Path) -> None:
+    """Refuse a ``--then-task`` path the skeleton could not be written to, before the debate runs."""
+    if path.exists() or path.is_symlink():
+        raise fail(
+            f"--then-task {path} already exists; the task skeleton is never written over a file",
+            ExitCode.BAD_INPUT,
+            "pass a new file name",
+        )
+    if not path.parent.is_dir():
+        raise fail(
+            f"--then-task {path}: the folder {path.parent} does not exist",
+            ExitCode.BAD_INPUT,
+            f"create it first (mkdir -p {path.parent}) or pass a path in an existing folder",
+        )
 
 
 def _config(config_file: Path | None, overrides: dict[str, Any]) -> DebateConfig:
