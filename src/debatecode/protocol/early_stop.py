@@ -13,11 +13,9 @@ The probe run is a journaled tool turn, so a resumed session decides the same wa
 
 from __future__ import annotations
 
-import ast
 import logging
-from collections.abc import Iterator
-from typing import Any
 
+from debatecode.execution.inputs import call_variants
 from debatecode.execution.probes import ProbeResult, parse_calls
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.run import DebateRun
@@ -47,7 +45,7 @@ def agreement_probes(task: Task, limit: int) -> list[str]:
     seeds = parse_calls(text, task.entry_point, limit=max(limit, 8))
     probes: list[str] = []
     for call in seeds:
-        for variant in _variants(call):
+        for variant in call_variants(call):
             if variant not in probes:
                 probes.append(variant)
     # Interleave so that a small limit still nudges every seed call.
@@ -57,39 +55,6 @@ def agreement_probes(task: Task, limit: int) -> list[str]:
 
 def _rank(probe: str, probes: list[str], seeds: list[str]) -> tuple[int, int]:
     return (0 if probe in seeds else 1, probes.index(probe))
-
-
-def _variants(call: str) -> Iterator[str]:
-    node = ast.parse(call, mode="eval").body
-    assert isinstance(node, ast.Call)
-    func = ast.unparse(node.func)
-    args = [ast.literal_eval(a) for a in node.args]
-    kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg is not None}
-    yield call
-    for index, value in enumerate(args):
-        for nudged in _nudge(value):
-            changed = [*args[:index], nudged, *args[index + 1 :]]
-            yield _render(func, changed, kwargs)
-
-
-def _render(func: str, args: list[Any], kwargs: dict[str, Any]) -> str:
-    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
-    return f"{func}({', '.join(parts)})"
-
-
-def _nudge(value: Any) -> Iterator[Any]:
-    if isinstance(value, bool):
-        yield not value
-    elif isinstance(value, int):
-        yield from (value - 1, value + 1, 0)
-    elif isinstance(value, float):
-        yield from (value / 2, value + 1.5, 0.0)
-    elif isinstance(value, str):
-        yield from ("", value[::-1], value[:-1])
-    elif isinstance(value, list):
-        yield from ([], value[::-1], value[:-1])
-    elif isinstance(value, tuple):
-        yield from ((), value[::-1])
 
 
 async def early_agreement(run: DebateRun) -> str | None:
