@@ -5,7 +5,9 @@ patched ``calc/ops.py``) and answers as pytest with the grader plugin would: the
 hidden FAIL_TO_PASS test passes when ``clamp`` checks its upper bound, and the
 existing tests pass unless ``double`` is broken. Its log, junit XML and ledger
 agree (``mode="honest"``), unless the log claims passes the other records deny
-(``"forge"``), or pytest collected nothing and wrote no records (``"crash"``).
+(``"forge"``), all three report passes because a patch swallowed every failure and
+the ledger saw pytest tampered with (``"swallow"``), or pytest collected nothing
+and wrote no records (``"crash"``).
 Each run waits a little, longer for lower instance numbers, so predictions
 started in order finish out of order when several run at once.
 """
@@ -27,7 +29,7 @@ from debatecode.bench.swebench.images import LayerImage
 from debatecode.bench.swebench.repos import RepoMirror, RepoSpec
 from debatecode.sandbox.base import ExecJob, ExecResult, Sandbox
 
-Mode = Literal["honest", "forge", "crash"]
+Mode = Literal["honest", "forge", "swallow", "crash"]
 
 PHASES = {
     "PASSED": {"setup": "ok", "call": "ok", "teardown": "ok"},
@@ -96,6 +98,8 @@ class FakeTestSandbox(Sandbox):
         for test in spec["tests"]:
             if "sentinel" in test and "return high" not in ops:
                 statuses[test] = "FAILED"
+        if self.mode == "swallow":  # as a patched ``Function.runtest`` that swallows every exception
+            statuses = {test: "PASSED" for test in statuses}
         forge = self.mode == "forge"
         logged = {test: "PASSED" for test in statuses} if forge else statuses
         # A forgery prints passes and exits 0 (as ``os._exit(0)`` at exit would); junit and ledger still see failures.
@@ -107,7 +111,8 @@ class FakeTestSandbox(Sandbox):
             + "</testcase>"
             for t, s in statuses.items()
         )
-        ledger = {"tests": {t: PHASES[s] for t, s in statuses.items()}, "tampered": [], "exitstatus": int(failed)}
+        tampered = ["_pytest.python.Function.runtest changed"] if self.mode == "swallow" else []
+        ledger = {"tests": {t: PHASES[s] for t, s in statuses.items()}, "tampered": tampered, "exitstatus": int(failed)}
         return ExecResult(
             status="error" if failed else "ok",
             exit_code=1 if failed else 0,

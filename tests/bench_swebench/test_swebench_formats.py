@@ -91,17 +91,49 @@ async def test_report_json_is_what_swebench_makes_of_the_same_log(bench: CalcBen
         assert "Applied Patch (git apply --verbose)" in (where / "run_instance.log").read_text()
 
 
-async def test_report_json_carries_our_verdict_when_the_log_lies(bench: CalcBench, tmp_path: Path) -> None:
+def _ours_and_swebenchs(
+    out: Path, instance: SWEBenchInstance, prediction: Prediction
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Our ``report.json`` entry and ``get_eval_report``'s for the same log, after checking all else is equal."""
+    where = _instance_dir(out, MODEL, instance.instance_id)
+    ours = json.loads((where / "report.json").read_text())[instance.instance_id]
+    theirs = _swebench_eval_report(instance, prediction, where / "test_output.txt")[instance.instance_id]
+    assert list(ours) == list(theirs), "the same keys in the same order"
+    differing = {key for key in ours if ours[key] != theirs[key]}
+    assert differing <= {"resolved", "tests_status"}, "only the two fields docs/benchmarks-swebench.md names"
+    return ours, theirs
+
+
+async def test_a_forged_log_changes_resolved_and_moves_the_denied_tests_to_failure(
+    bench: CalcBench, tmp_path: Path
+) -> None:
+    """docs/benchmarks-swebench.md: a test the log passes but the junit XML or ledger deny moves success -> failure."""
     out = tmp_path / "out"
     instance = bench.instances[1]
     prediction = _prediction(instance, BROKEN_PATCH)
     await _grade(bench, out, [prediction], mode="forge")
-    where = _instance_dir(out, MODEL, instance.instance_id)
-    fooled = _swebench_eval_report(instance, prediction, where / "test_output.txt")
-    assert fooled[instance.instance_id]["resolved"] is True, "the forged log alone passes swebench's rules"
-    ours = json.loads((where / "report.json").read_text())[instance.instance_id]
+    ours, fooled = _ours_and_swebenchs(out, instance, prediction)
+    assert fooled["resolved"] is True, "the forged log alone passes swebench's rules"
     assert ours["resolved"] is False, "the junit XML and the ledger saw the hidden test fail"
-    assert ours["tests_status"]["FAIL_TO_PASS"]["failure"] == instance.FAIL_TO_PASS
+    assert fooled["tests_status"]["FAIL_TO_PASS"] == {"success": instance.FAIL_TO_PASS, "failure": []}
+    assert ours["tests_status"] == {
+        **fooled["tests_status"],
+        "FAIL_TO_PASS": {"success": [], "failure": instance.FAIL_TO_PASS},
+    }, "only the denied tests move, from success to failure; PASS_TO_PASS (really passing) is the same"
+
+
+async def test_tampering_changes_only_resolved_when_every_record_reports_passes(
+    bench: CalcBench, tmp_path: Path
+) -> None:
+    """docs/benchmarks-swebench.md: log, junit XML and ledger agree, so tests_status is swebench's; resolved is not."""
+    out = tmp_path / "out"
+    instance = bench.instances[1]
+    prediction = _prediction(instance, BROKEN_PATCH)
+    await _grade(bench, out, [prediction], mode="swallow")
+    ours, fooled = _ours_and_swebenchs(out, instance, prediction)
+    assert ours["tests_status"] == fooled["tests_status"]
+    assert ours["tests_status"]["FAIL_TO_PASS"] == {"success": instance.FAIL_TO_PASS, "failure": []}
+    assert (fooled["resolved"], ours["resolved"]) == (True, False), "the ledger saw pytest tampered with"
 
 
 async def test_a_run_without_test_results_is_reported_as_swebench_reports_it(bench: CalcBench, tmp_path: Path) -> None:
