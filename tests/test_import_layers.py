@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "voting": 1,
     "topology": 1,
     "task": 1,
+    "examples": 1,
     "errors": 0,
     "_lazy": 0,
     "safe_paths": 0,

@@ -40,6 +40,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from debatecode.errors import TaskError
+from debatecode.examples import example_key, find_examples, parameter_names
 from debatecode.input_files import InputFileError, read_input_file
 from debatecode.sandbox.settings import MAX_TIMEOUT_S
 
@@ -179,7 +180,7 @@ def parse_task(text: str, path: Path | str = "<string>") -> Task:
     meta, body_start = _front_matter(lines, file)
     body = lines[body_start:]
     description_lines, sections = _split_sections(body, body_start + 1)
-    description = "\n".join(description_lines).strip()
+    description = "\n".join(line for _, line in description_lines).strip()
     if not description:
         raise TaskError(
             file,
@@ -188,12 +189,15 @@ def parse_task(text: str, path: Path | str = "<string>") -> Task:
             fix="write what the function must do after the front matter",
         )
 
-    examples = _parse_examples(sections.get("examples"), file)
+    entry = str(meta["entry_point"])
+    params = parameter_names(str(meta.get("signature") or ""), entry)
+    examples = _parse_examples(sections.get("examples"), file, entry, params)
+    examples = _unique([*examples, *_written_examples(description_lines, entry, params)])
     tests = _parse_tests(sections.get("tests"), file)
     if not examples and not tests:
         raise TaskError(
             file,
-            "the task has no checks: neither ## Examples nor ## Tests",
+            "the task has no checks: no examples (## Examples or the description) and no ## Tests",
             line=body_start + 1,
             fix="add a '## Examples' section with '>>> ' lines or a '## Tests' section with a ```python block",
         )
@@ -371,13 +375,15 @@ def _size_mb(raw: Any, file: Path) -> int | None:
     return int(value)
 
 
-def _split_sections(body: list[str], first_line_no: int) -> tuple[list[str], dict[str, list[tuple[int, str]]]]:
+def _split_sections(
+    body: list[str], first_line_no: int
+) -> tuple[list[tuple[int, str]], dict[str, list[tuple[int, str]]]]:
     """Split the body at ``##`` headings outside code fences.
 
-    Returns the description lines and, for ``examples`` and ``tests``, their
-    numbered lines. Other ``##`` sections stay in the description.
+    Returns the numbered description lines and, for ``examples`` and ``tests``,
+    their numbered lines. Other ``##`` sections stay in the description.
     """
-    description: list[str] = []
+    description: list[tuple[int, str]] = []
     sections: dict[str, list[tuple[int, str]]] = {}
     current: list[tuple[int, str]] | None = None
     fence: str | None = None
@@ -399,7 +405,7 @@ def _split_sections(body: list[str], first_line_no: int) -> tuple[list[str], dic
                 continue
             current = None
         if current is None:
-            description.append(line)
+            description.append((number, line))
         else:
             current.append((number, line))
     return description, sections
@@ -409,7 +415,9 @@ def _strip_fences(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return [(n, line) for n, line in numbered if not _FENCE.match(line)]
 
 
-def _parse_examples(numbered: list[tuple[int, str]] | None, file: Path) -> list[Example]:
+def _parse_examples(
+    numbered: list[tuple[int, str]] | None, file: Path, entry_point: str, params: list[str] | None
+) -> list[Example]:
     if not numbered:
         return []
     kept = _strip_fences(numbered)
@@ -435,15 +443,46 @@ def _parse_examples(numbered: list[tuple[int, str]] | None, file: Path) -> list[
             raise TaskError(
                 file, f"example is not valid Python: {exc.msg}", line=line, fix="fix the expression after '>>> '"
             ) from exc
-        examples.append(Example(source=ex.source, want=ex.want, line=line))
+        examples.append(Example(source=ex.source, want=ex.want or _holds(ex.source), line=line))
+    examples += _written_examples(kept, entry_point, params, doctests=False)
     if not examples and any(line.strip() for _, line in kept):
         raise TaskError(
             file,
-            "## Examples has text but no '>>> ' examples",
+            "## Examples has text but no example in a form the parser understands",
             line=kept[0][0],
-            fix="write each example as '>>> call(...)' followed by the expected output",
+            fix="write each example as '>>> call(...)' followed by the expected output, or as "
+            "'call(...) == expected' (docs/task-format.md lists every form)",
         )
     return examples
+
+
+def _holds(source: str) -> str:
+    """``True`` for ``>>> f(x) == y`` written with no output line (the comparison must hold); else ``""``."""
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return ""
+    return "True\n" if isinstance(node, ast.Compare) and [type(op) for op in node.ops] == [ast.Eq] else ""
+
+
+def _written_examples(
+    numbered: list[tuple[int, str]], entry_point: str, params: list[str] | None, *, doctests: bool = True
+) -> list[Example]:
+    """Examples of ``entry_point`` written in these lines in any form ``find_examples`` reads (doctests too, or not)."""
+    found = find_examples("\n".join(line for _, line in numbered), entry_point, params)
+    return [
+        Example(source=f"{ex.call}\n", want=f"{ex.expected}\n", line=numbered[ex.line - 1][0])
+        for ex in found
+        if doctests or not ex.form.startswith("doctest")
+    ]
+
+
+def _unique(examples: list[Example]) -> list[Example]:
+    """``examples`` without repeats: the same call with the same expected value counts once."""
+    seen: dict[tuple[str, str], Example] = {}
+    for example in examples:
+        seen.setdefault(example_key(example.source, example.want), example)
+    return list(seen.values())
 
 
 def _parse_tests(numbered: list[tuple[int, str]] | None, file: Path) -> list[TestBlock]:
