@@ -56,6 +56,17 @@ def test_unknown_model_lists_known_prefixes(tmp_path: Path) -> None:
     assert _session_rows(tmp_path) == []
 
 
+@pytest.mark.parametrize(
+    "models", [("--agent-models", "scripted/nosuch"), ("--models", "red=scripted/nosuch")], ids=["agent", "role"]
+)
+def test_every_model_is_checked_before_a_session_is_stored(tmp_path: Path, models: tuple[str, str]) -> None:
+    """Issue 31, item 11: a per-role or per-agent model was only looked up in its phase, after the session began."""
+    proc = run_cli("solve", ADD, "--model", f"scripted:{REPLIES}", "--sandbox", "local", *models, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "unknown model 'scripted/nosuch'" in proc.stderr
+    assert _session_rows(tmp_path) == []
+
+
 def test_docker_forced_but_engine_down(tmp_path: Path) -> None:
     proc = run_cli(
         "solve",

@@ -52,10 +52,12 @@ def build_services(config: DebateConfig, *, sandbox_backend: str | None = None) 
     """Check the model name, pick the sandbox and open the store, in that order.
 
     Nothing is written before all three succeed, so a bad model name or a dead
-    Docker engine leaves the store untouched.
+    Docker engine leaves the store untouched. Every model the config names is
+    checked (``model``, the per-role ``models``, ``agent_models``), not only the
+    default one.
 
     Raises:
-        UnknownModelError: no provider answers to ``config.model``.
+        UnknownModelError: no provider answers to a model of the config.
         SandboxUnavailable: the chosen backend cannot run here.
         StoreError: the store cannot be opened.
     """
@@ -63,7 +65,8 @@ def build_services(config: DebateConfig, *, sandbox_backend: str | None = None) 
     from debatecode.sandbox import create_sandbox
     from debatecode.store import open_store
 
-    validate_model(config.model)
+    for model in dict.fromkeys([config.model, *config.models.values(), *config.agent_models]):
+        validate_model(model)
     sandbox = create_sandbox(config.sandbox, sandbox_backend or config.sandbox.backend)
     store = open_store(config.store_url)
     llm = LLMClient(config.llm)  # each session brings its own token budget
