@@ -21,7 +21,8 @@ def _git_subjects(out: object, session_id: str) -> list[str]:
 
 
 async def test_full_protocol_with_the_shipped_replies(harness: Harness) -> None:
-    config = harness.config(f"scripted:{ADD_REPLIES}")
+    # The voting path: candidates tied on tests go to the agents' vote (the default ranks them by behaviour).
+    config = harness.config(f"scripted:{ADD_REPLIES}", convergence__ranking="vote")
     engine, store = harness.engine(config)
     result = await engine.solve(load_task(ADD_TASK))
 
@@ -76,6 +77,28 @@ async def test_full_protocol_with_the_shipped_replies(harness: Harness) -> None:
     versions = store.versions(result.session.id)
     assert len({v.version_number for v in versions}) == len(versions) >= 8
     assert any(isinstance(e, VoteCast) for e in harness.events)
+
+
+async def test_candidates_tied_on_tests_are_ranked_by_behaviour_on_generated_inputs_without_a_vote(
+    harness: Harness,
+) -> None:
+    config = harness.config(f"scripted:{ADD_REPLIES}")
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+
+    assert result.status == "completed" and result.all_passed, result.error
+    outcome = result.session.outcome
+    assert outcome["method"] == "behaviour" and "generated inputs" in outcome["reason"], outcome
+    turns = store.turns(result.session.id)
+    kinds = Counter(t.metadata["kind"] for t in turns)
+    assert kinds["vote"] == 0 and kinds["behaviour-1"] == 1
+    probe = next(t for t in turns if t.metadata["kind"] == "behaviour-1")
+    assert probe.phase == "convergence" and len(probe.metadata["inputs"]) > 0
+    assert all(call.startswith("add(") for call in probe.metadata["inputs"])
+    # Every distinct tied code ran on every input; the winner is one of the tied candidates.
+    codes = {row["code"] for row in probe.tool_calls}
+    assert len(probe.tool_calls) == len(codes) * len(probe.metadata["inputs"])
+    assert outcome["winner"] in {row["agent"] for row in outcome["ranking"]}
 
 
 async def test_skeleton_most_tests_wins_without_a_vote(harness: Harness) -> None:

@@ -4,10 +4,15 @@ Passing tests decide. The loop stops when the leader passes every visible and
 trusted exchanged test (and the reviewers are satisfied, when reviews run),
 after ``convergence.patience`` rounds without improvement, on a stalemate of
 satisfaction scores, or at ``rounds``. The final pick is the candidate passing
-the most tests (visible, then exchanged, then Red's); distinct candidates tied
-at the top go to a vote by the method ``convergence.voting`` names (``auto``:
-unanimous below 3 voters, weighted for 3-5, Borda for 6+). The vote has
-converged when the winner's share reaches ``convergence.vote_threshold``.
+the most tests (visible, then exchanged, then Red's). Distinct candidates tied
+at the top are ranked by behaviour (``convergence.ranking = "behaviour"``, the
+default): each runs on generated inputs, and the one that agrees with most of the
+others wins, an error agreeing with nothing (``protocol/behaviour.py``, method
+``behaviour``), the same ranking vote and the benchmarks use. With ``ranking =
+"vote"``, or when no input can be generated, they go to a vote by the method
+``convergence.voting`` names (``auto``: unanimous below 3 voters, weighted for
+3-5, Borda for 6+). The vote has converged when the winner's share reaches
+``convergence.vote_threshold``.
 After an early stop the tied candidates already agree on every probe, so
 nobody votes: the first in ranking order wins (method ``agreement``).
 """
@@ -18,6 +23,7 @@ from dataclasses import dataclass
 
 from debatecode.agents.agent import Agent
 from debatecode.hooks import HookPoint
+from debatecode.protocol.behaviour import rank_by_behaviour
 from debatecode.protocol.debate_state import Dissent, Outcome, RankedCandidate, VoteSummary
 from debatecode.protocol.events import VoteCast
 from debatecode.protocol.phases.base import Phase
@@ -141,7 +147,17 @@ class ConvergencePhase(Phase):
             )
             run.state.outcome = _outcome(top[0], "agreement", ranking, reason)
             return top[0]
-        if run.config.convergence.voting == "majority":
+        settings = run.config.convergence
+        if settings.ranking == "behaviour":
+            by_behaviour = await rank_by_behaviour(
+                run, top, phase=self.name, kind=f"behaviour-{attempt + 1}", limit=settings.ranking_inputs
+            )
+            if by_behaviour is not None:
+                winner = by_behaviour.candidates[0]
+                reason = f"tied on tests at {winner.passed}/{winner.report.total}; {by_behaviour.reason()}"
+                run.state.outcome = _outcome(winner, "behaviour", ranking, reason)
+                return winner
+        if settings.voting == "majority":
             return self._majority(run, top, ranking)
         decision = await cast_vote(run, list(distinct.values()), ranking, attempt)
         run.state.outcome = decision.outcome
