@@ -162,6 +162,20 @@ def test_vote_at_takes_the_most_tests_then_the_majority_then_the_earliest() -> N
     assert vote_at([_sample(0, 0, "", False)], 1)["passed"] is False
 
 
+def test_vote_at_ranks_recorded_behaviour_by_agreement_within_the_top_tier() -> None:
+    """Different code that behaves alike agrees; a crash agrees with nothing; the lower tier never counts."""
+    samples = [
+        {**_sample(0, 2, "a", False), "behaviour": ["1", "9", None]},
+        {**_sample(1, 2, "b", True), "behaviour": ["1", "2", "3"]},
+        {**_sample(2, 2, "c", True), "behaviour": ["1", "2", "3"]},
+        {**_sample(3, 1, "d", False), "behaviour": ["1", "9", "9"]},
+        {**_sample(4, 1, "e", False), "behaviour": ["1", "9", "9"]},
+    ]
+    five = vote_at(samples, 5)
+    assert (five["winner"], five["passed"]) == (1, True), "two distinct codes that agree beat an earlier one"
+    assert vote_at(samples, 2)["winner"] == 0, "agreement tied (one input each): the earliest"
+
+
 def test_vote_prefix_rescoring_equals_running_vote_at_n_directly(tmp_path: Path, model: Callable[..., str]) -> None:
     calls: list[tuple[str, str]] = []
     base = _base(tmp_path, model(_debater(calls)))

@@ -17,10 +17,15 @@ from typing import Any
 
 from debatecode.bench.humaneval import check_samples, completion_of, problem_task
 from debatecode.config import DebateConfig
+from debatecode.execution.cleaning import clean_solution
+from debatecode.execution.inputs import generated_inputs
+from debatecode.execution.probes import ProbeRunner
+from debatecode.execution.ranking import behaviour_of
 from debatecode.llm.client import ModelRouter
 from debatecode.llm.transport import CompletionRequest, RawCompletion, Transport
 from debatecode.protocol.roster import author_sampling
 from debatecode.protocol.services import Services
+from debatecode.sandbox.base import Limits
 from debatecode.store.records import TurnRecord
 
 __all__ = ["SampleTransport", "Spend", "code_key", "sample_record", "spent_by", "strategy_record"]
@@ -61,6 +66,10 @@ def code_key(code: str) -> str:
     """
     normalised = "\n".join(line.rstrip() for line in code.strip().splitlines())
     return hashlib.sha256(normalised.encode()).hexdigest()[:16]
+
+
+BEHAVIOUR_INPUTS = 24
+"""Generated inputs each vote sample runs on (as ``convergence.ranking_inputs`` for a session)."""
 
 
 class SampleTransport:
@@ -166,4 +175,20 @@ async def sample_record(
         problem, config.model_copy(update={"llm": llm}), services, SampleTransport(index, temperature)
     )
     record.pop("reflections")
+    record["behaviour"] = await sample_behaviour(problem, record["completion"], services)
     return {"task_id": record.pop("task_id"), "index": index, "temperature": temperature, "seed": seed, **record}
+
+
+async def sample_behaviour(problem: Mapping[str, Any], completion: str, services: Services) -> list[str | None]:
+    """The sample's outputs on the problem's generated inputs (``None`` for an error or a timeout; ``[]`` without code).
+
+    The inputs depend on the problem alone, so every sample of a vote runs on the same ones and
+    ``vote_at`` can rank the first N of them by agreement (``execution/ranking.py``).
+    """
+    if not completion:
+        return []
+    task = problem_task(dict(problem))
+    calls = generated_inputs(task, limit=BEHAVIOUR_INPUTS, seed=0)
+    code = clean_solution(str(problem["prompt"]) + completion, task.entry_point).code
+    results = await ProbeRunner(services.sandbox, Limits(timeout_s=60), per_call_s=1.0).run(code, calls)
+    return list(behaviour_of(results))
