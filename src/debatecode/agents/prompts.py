@@ -26,8 +26,9 @@ from debatecode.task import Task
 __all__ = ["KINDS", "CodeReply", "Prompt", "PromptStyle", "render_prompt", "template_variants"]
 
 Output = Literal["code", "text", "calls", "tests", "choice"]
-CodeReply = Literal["code-only", "explain-first"]
-"""How a chat prompt asks for code: the block alone, or a short explanation first (``llm.code_reply``)."""
+CodeReply = Literal["code-only", "explain-first", "function-only"]
+"""How a chat prompt asks for code (``llm.code_reply``): the block alone, a short explanation first, or, for the
+draft, the function alone with a one-line system prompt (the standalone greedy recipe; other kinds as code-only)."""
 
 _TEXT_STOP = ["\n\n\n", "\ndef ", "\nclass ", "\n```"]
 
@@ -180,7 +181,14 @@ def render_prompt(
     else:
         kind_file = kind
     env = _environment()
-    values: dict[str, Any] = {**_DEFAULTS, "task": task, "role": role, "n_agents": n_agents, "output": spec.output}
+    values: dict[str, Any] = {
+        **_DEFAULTS,
+        "task": task,
+        "role": role,
+        "n_agents": n_agents,
+        "output": spec.output,
+        "kind": kind,
+    }
     values.update(context)
     values.setdefault("failures", _failures(values.get("report")))
     if style == "completion":

@@ -34,5 +34,5 @@ class LLMSettings(BaseModel):
     """Override the provider's base URL (for example a local vLLM or Ollama server)."""
     prompt_style: Literal["auto", "chat", "completion"] = "auto"
     """``completion`` prompts end with the function header (for base models); ``chat`` asks for a fenced code block. ``auto`` takes each model's own style (the embedded Qwen is chat, the embedded Gemma completion; API models chat)."""
-    code_reply: Literal["code-only", "explain-first"] = "code-only"
-    """How a chat model is asked to write code: ``code-only`` (the whole ``solution.py`` in one python block and nothing else) or ``explain-first`` (a short explanation, then the block). code-only is shorter and scored better with the embedded model (benchmarks/results/prompt-ab/)."""
+    code_reply: Literal["code-only", "explain-first", "function-only"] = "code-only"
+    """How a chat model is asked to write code: ``code-only`` (the whole ``solution.py`` in one python block and nothing else), ``explain-first`` (a short explanation, then the block) or ``function-only`` (the draft asks for the function alone under a one-line system prompt, as issue 32's standalone greedy recipe does; other prompts are code-only's). code-only is shorter than explain-first and scored better with the embedded model (benchmarks/results/prompt-ab/)."""
