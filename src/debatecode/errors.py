@@ -23,6 +23,7 @@ distinct exit codes and advice::
         ├── SandboxError          the sandbox could not run a job
         │   └── SandboxUnavailable  the chosen backend is not usable here
         ├── StoreError            the session store failed
+        ├── DiskWriteError        the disk refused a write: full, over quota or read-only
         ├── VersionControlError   the git worktree could not be updated
         └── ClusterUnreachable    the Ray cluster of --ray-address does not answer
 
@@ -37,6 +38,7 @@ exits ``RUN_FAILED``.
 
 from __future__ import annotations
 
+import errno
 from enum import IntEnum
 from pathlib import Path
 from typing import Literal
@@ -48,6 +50,7 @@ __all__ = [
     "ClusterUnreachable",
     "ConfigError",
     "DebatecodeError",
+    "DiskWriteError",
     "ExitCode",
     "ModelAuthError",
     "ModelError",
@@ -65,6 +68,7 @@ __all__ = [
     "UnknownModelError",
     "UserError",
     "VersionControlError",
+    "disk_write_failure",
 ]
 
 
@@ -226,6 +230,42 @@ class SandboxUnavailable(SandboxError):
 
 class StoreError(RunError):
     """The session store could not be read or written."""
+
+
+DISK_ERRNOS = {
+    errno.ENOSPC: ("no space left on the device", "free space on that disk"),
+    errno.EDQUOT: ("the disk quota is exceeded", "free space within your quota (or have it raised)"),
+    errno.EROFS: ("the file system is read-only", "make it writable"),
+}
+"""The ``OSError`` codes that mean the disk, not debatecode, refused a write: what each means, and its fix."""
+
+
+def disk_write_failure(exc: BaseException) -> OSError | None:
+    """The ``OSError`` in ``exc``'s chain saying the disk refused a write (``DISK_ERRNOS``), or None."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, OSError) and link.errno in DISK_ERRNOS:
+            return link
+        link = link.__cause__ or link.__context__
+    return None
+
+
+class DiskWriteError(RunError):
+    """The disk refused a write: it is full (ENOSPC), over its quota (EDQUOT) or read-only (EROFS).
+
+    ``path`` is the file being written (None when the OS did not say), ``code`` the errno's name.
+    The message says what happened and where, then ``kept`` (what is safe), the fix, and ``then``
+    (how to go on).
+    """
+
+    def __init__(self, cause: OSError, *, kept: str, then: str) -> None:
+        self.path = cause.filename
+        self.code = errno.errorcode.get(cause.errno or 0, str(cause.errno))
+        what, fix = DISK_ERRNOS.get(cause.errno or 0, (cause.strerror or "the write failed", "fix the disk"))
+        where = f" while writing {cause.filename}" if cause.filename else ""
+        super().__init__(f"{what} ({self.code}){where}. {kept} {fix[0].upper()}{fix[1:]}, then {then}.")
 
 
 class VersionControlError(RunError):

@@ -152,11 +152,13 @@ def error_boundary() -> Iterator[None]:
     """The last line of defence around a command.
 
     debatecode errors get their message and exit status; Ctrl-C exits 130;
-    anything else is a bug: one line naming it, exit 3, and the traceback
-    logged at debug level (printed with ``-v``). Exits and click's own usage
-    errors pass through untouched.
+    a disk that refuses a write (full, over quota, read-only) gets a message
+    saying so and exits 3; anything else is a bug: one line naming it, exit 3,
+    and the traceback logged at debug level (printed with ``-v``). Exits and
+    click's own usage errors pass through untouched, and so does a closed
+    stdout (``| head``): typer then exits 1 quietly, as Python's docs advise.
     """
-    from debatecode.errors import DebatecodeError, ExitCode
+    from debatecode.errors import DebatecodeError, DiskWriteError, ExitCode, disk_write_failure
 
     try:
         yield
@@ -168,9 +170,22 @@ def error_boundary() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")
         raise typer.Exit(ExitCode.INTERRUPTED) from None
+    except BrokenPipeError:
+        raise  # the reader of stdout went away; typer's main exits 1 without a word
     except Exception as exc:
+        full = disk_write_failure(exc)
+        if full is not None:
+            logger.debug("the disk refused a write, traceback follows", exc_info=exc)
+            raise fail(_plain(str(DiskWriteError(full, kept=_KEPT, then=_THEN))), ExitCode.RUN_FAILED) from None
         logger.debug("unexpected error, traceback follows", exc_info=exc)
         raise fail(_plain(_one_line(exc)), ExitCode.RUN_FAILED) from None
+
+
+_KEPT = "What was written before is kept, and so is every session in the store."
+_THEN = (
+    "run the command again; a session it left `failed` continues with `--resume ID` "
+    "(`debatecode sessions list --status failed` lists them)"
+)
 
 
 def _one_line(exc: BaseException) -> str:

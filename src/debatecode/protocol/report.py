@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from debatecode.errors import VersionControlError
+from debatecode.errors import DiskWriteError, VersionControlError, disk_write_failure
 from debatecode.protocol.debate_state import ReviewItem, Risk
 from debatecode.protocol.state import SessionRecord, TestReport, TurnRecord
 
@@ -34,18 +34,35 @@ def write_outputs(run: DebateRun, session: SessionRecord, winner: Candidate | No
 
     A failure to commit them to git is logged, not raised: the files on disk
     are what the user needs first.
+
+    Raises:
+        DiskWriteError: the disk refused the write (full, over quota, read-only); the
+            message names the file and the ``--resume`` command that finishes the session.
+        OSError: the output folder cannot be written for another reason.
     """
     out = Path(session.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    solution_path: Path | None = None
-    if winner is not None and winner.code is not None:
-        solution_path = out / "solution.py"
-        solution_path.write_text(winner.code, encoding="utf-8")
-    elif (out / "solution.py").exists():
-        (out / "solution.py").unlink()
     text = render_report(run, session, winner, run.turns())
+    solution_path: Path | None = None
     report_path = out / "report.md"
-    report_path.write_text(text, encoding="utf-8")
+    writing = out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if winner is not None and winner.code is not None:
+            solution_path = writing = out / "solution.py"
+            solution_path.write_text(winner.code, encoding="utf-8")
+        elif (out / "solution.py").exists():
+            (out / "solution.py").unlink()
+        writing = report_path
+        report_path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        full = disk_write_failure(exc)
+        if full is None:
+            raise
+        raise DiskWriteError(
+            OSError(full.errno, full.strerror, full.filename or str(writing)),
+            kept=f"Nothing stored is lost: session {session.id} and its turns are in the store.",
+            then=f"finish the session: `debatecode solve {session.task_path} --resume {session.id}`",
+        ) from exc
     try:
         if winner is not None and winner.code is not None:
             run.ws.worktree.commit_version(
