@@ -113,6 +113,18 @@ def test_an_exception_fails_the_example_and_shows_where_it_was_raised() -> None:
     assert "check_example" not in text, "the comparison's own frame is left out"
 
 
+def test_the_sandbox_checkers_frames_are_left_out_of_the_traceback() -> None:
+    from debatecode.examples._compare import _CHECKER_FILE
+    from debatecode.sandbox.verdict import CHECKER_FILE
+
+    assert _CHECKER_FILE == CHECKER_FILE
+    namespace: dict[str, object] = {}
+    exec(compile("def relay(x):\n    raise KeyError(x)\n", f"/work/{CHECKER_FILE}", "exec"), namespace)
+    with pytest.raises(AssertionError) as info:
+        check_example("relay('k')", "1", namespace, 3)
+    assert CHECKER_FILE not in str(info.value) and str(info.value).endswith("KeyError: 'k'")
+
+
 def test_tracebacks_statements_and_empty_outputs_run_as_doctest_runs_them() -> None:
     check_example("fail(1)", "Traceback (most recent call last):\n...\nValueError: no such thing\n", _namespace(), 2)
     check_example("x = halve(2)", "", _namespace(), 3)

@@ -35,6 +35,8 @@ REL_TOL = 1e-6
 ABS_TOL = 1e-9
 _FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 _SHOWN = 2000
+_CHECKER_FILE = "_dc_check.py"
+"""The sandbox checker's file name (``debatecode.sandbox.verdict.CHECKER_FILE``)."""
 
 
 def expected_value(text: str) -> tuple[bool, Any]:
@@ -145,6 +147,21 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in shown.strip("\n").splitlines()) or "    (nothing)"
 
 
+def _raised(exc: BaseException) -> str:
+    """The traceback of ``exc`` without this module's frame and the sandbox checker's (``_dc_check.py``).
+
+    In the sandbox the call crosses into the checker, which re-raises the candidate's exception: its
+    frames say nothing about the code under test.
+    """
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)[1:]
+        if frame.filename.replace("\\", "/").rsplit("/", 1)[-1] != _CHECKER_FILE
+    ]
+    shown = "".join(traceback.format_list(frames)) if frames else ""
+    return "Traceback (most recent call last):\n" + shown + "".join(traceback.format_exception_only(type(exc), exc))
+
+
 def check_example(source: str, want: str, namespace: dict[str, Any], line: int = 0) -> None:
     """Run ``source`` in ``namespace`` and compare its result with ``want``.
 
@@ -161,9 +178,7 @@ def check_example(source: str, want: str, namespace: dict[str, Any], line: int =
         with contextlib.redirect_stdout(buffer):
             got = eval(compile(source, f"<example at line {line}>", "eval"), namespace)
     except Exception as exc:
-        raised = "".join(
-            traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
-        )
+        raised = _raised(exc)
         raise AssertionError(
             f"Failed example (line {line}):\n{_indent(source)}\nExpected:\n{_indent(want)}\n"
             f"Exception raised:\n{_indent(raised)}"

@@ -29,7 +29,7 @@ from debatecode.server.schemas import (
     SolveRequest,
     Started,
 )
-from debatecode.store.records import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
+from debatecode.store.records import CodeVersionRecord, GateRecord, SessionRecord, SessionStatus, TurnRecord
 
 __all__ = ["Conflict", "router", "session_detail", "session_summary"]
 
@@ -152,10 +152,10 @@ def _started(ctx: ServerContext, session_id: str, kind: str) -> Started:
 async def list_sessions(
     ctx: Ctx,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    status_: Annotated[str | None, Query(alias="status", max_length=32)] = None,
+    status_: Annotated[SessionStatus | None, Query(alias="status")] = None,
     kind: Annotated[str | None, Query(pattern="^(code|design)$")] = None,
 ) -> list[SessionSummary]:
-    """Sessions, newest first."""
+    """Sessions, newest first; ``status`` must be a session status (422 otherwise)."""
     records = await asyncio.to_thread(ctx.store.list_sessions, limit, status_, kind)
     return [session_summary(ctx, record) for record in records]
 
