@@ -174,3 +174,12 @@ async def test_a_task_path_outside_the_servers_folder_is_refused(client: httpx.A
     for path in ("/etc/passwd", "../../../../etc/passwd"):
         answer = await client.post("/v1/sessions", json={"task_path": path})
         assert answer.status_code == 422 and "working folder" in answer.json()["message"]
+
+
+async def test_listing_sessions_by_an_unknown_status_is_refused(client: httpx.AsyncClient) -> None:
+    """Issue 31, item 14: `?status=bogus` answered `[]`, as if no session had that status."""
+    answer = await client.get("/v1/sessions", params={"status": "bogus"})
+    assert answer.status_code == 422, answer.text
+    assert "status" in answer.text and "completed" in answer.text
+    known = await client.get("/v1/sessions", params={"status": "completed"})
+    assert known.status_code == 200 and known.json() == []

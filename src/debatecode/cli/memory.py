@@ -57,7 +57,7 @@ def _cell(text: str, width: int = _SNIPPET) -> str:
 def list_episodes(
     agent: str | None = typer.Option(None, "--agent", help="Only episodes of this agent."),
     session: str | None = typer.Option(None, "--session", help="Only episodes of this session (full id)."),
-    limit: int = typer.Option(20, "--limit", help="Show at most this many episodes, newest first."),
+    limit: int = typer.Option(20, "--limit", min=1, help="Show at most this many episodes, newest first."),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
     as_json: bool = json_option("an array of episodes with every stored field"),
 ) -> None:
@@ -283,7 +283,7 @@ def list_lessons(
         "--min-similarity",
         help=escape("Least cosine similarity for QUERY (default: [memory] similarity_threshold)."),
     ),
-    limit: int = typer.Option(50, "--limit", help="Without QUERY, show at most this many lessons."),
+    limit: int = typer.Option(50, "--limit", min=1, help="Without QUERY, show at most this many lessons."),
     config_file: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
     as_json: bool = json_option(
         "an array of lessons with every stored field (with QUERY, also each one's rank and score)"

@@ -19,10 +19,28 @@ __all__ = ["app"]
 app = typer.Typer(no_args_is_help=True)
 
 
+def _session_status(value: str | None) -> str | None:
+    """``--status``: a session status, or a usage error (exit 2) listing them."""
+    from typing import get_args
+
+    from debatecode.store.records import SessionStatus
+
+    known = get_args(SessionStatus)
+    if value is not None and value not in known:
+        raise typer.BadParameter(f"{value!r} is not a session status; use one of: {', '.join(known)}")
+    return value
+
+
 @app.command("list")
 def list_sessions(
-    limit: int = typer.Option(20, "--limit", help="Show at most this many sessions, newest first."),
-    status: str | None = typer.Option(None, "--status", help="Only sessions with this status."),
+    limit: int = typer.Option(20, "--limit", min=1, help="Show at most this many sessions, newest first."),
+    status: str | None = typer.Option(
+        None,
+        "--status",
+        callback=_session_status,
+        help="Only sessions with this status: pending, running, completed, failed, budget_exceeded, cancelled "
+        "or paused.",
+    ),
     config_file: Path | None = typer.Option(None, "--config", help=STORE_CONFIG_HELP),
     as_json: bool = json_option("an array of sessions with every stored field"),
 ) -> None:
