@@ -83,6 +83,9 @@ def test_missing_file_is_a_task_error(tmp_path: Path) -> None:
             5,
             "no description",
         ),
+        ("---\ntitle: x\nentry_point: f\ntags: notalist\n---\nbody\n", 4, "tags must be a list, not 'notalist'"),
+        ("---\ntitle: x\ntags: {a: 1}\nentry_point: f\n---\nbody\n", 3, "tags must be a list"),
+        ("---\ntitle: x\nentry_point: f\ntags: [ok, [nested]]\n---\nbody\n", 4, "each tag must be a word"),
     ],
 )
 def test_malformed_files_name_the_line_and_a_fix(tmp_path: Path, text: str, line: int, words: str) -> None:
@@ -95,6 +98,21 @@ def test_malformed_files_name_the_line_and_a_fix(tmp_path: Path, text: str, line
     assert err.line == line, str(err)
     assert str(path) in str(err)
     assert err.fix, "every task error says how to fix it"
+
+
+def test_tags_are_a_list_of_words() -> None:
+    text = GOOD.replace("title: Add\n", "title: Add\ntags: [strings, 3]\n")
+    assert parse_task(text, "good.md").tags == ["strings", "3"]
+    assert parse_task(GOOD.replace("title: Add\n", "title: Add\ntags:\n"), "good.md").tags == []
+
+
+def test_a_utf8_byte_order_mark_is_not_part_of_the_file(tmp_path: Path) -> None:
+    """Windows editors save UTF-8 with a BOM: it used to give "missing YAML front matter"."""
+    path = tmp_path / "bom.md"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode("utf-8"))
+    task = load_task(path)
+    assert task.title == "Add" and task.test_names == ["test_example_1", "test_zero"]
+    assert parse_task("\ufeff" + GOOD, "bom.md").title == "Add"
 
 
 def test_bad_limits_are_rejected() -> None:

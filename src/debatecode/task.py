@@ -49,6 +49,7 @@ __all__ = ["MAX_TASK_BYTES", "Example", "Task", "TestBlock", "load_task", "parse
 MAX_TASK_BYTES = 256 * 1024
 """Largest task file ``load_task`` reads by default (``task_max_bytes`` in ``debatecode.toml``)."""
 
+_BOM = "\ufeff"
 _REQUIRED = ("title", "entry_point")
 _OPTIONAL = ("language", "signature", "time_limit", "memory_limit", "difficulty", "tags")
 _LANGUAGES = ("python",)
@@ -176,6 +177,7 @@ def parse_task(text: str, path: Path | str = "<string>") -> Task:
         TaskError: malformed front matter, sections, examples or test code.
     """
     file = Path(path)
+    text = text.removeprefix(_BOM)  # editors on Windows save UTF-8 with a byte order mark
     lines = text.splitlines()
     meta, body_start = _front_matter(lines, file)
     body = lines[body_start:]
@@ -298,6 +300,7 @@ def _front_matter(lines: list[str], file: Path) -> tuple[dict[str, Any], int]:
             file, f"language {language!r} is not supported", line=key_line("language"), fix="use 'language: python'"
         )
     meta["language"] = language
+    meta["tags"] = _tags(meta.get("tags"), file, key_line("tags"))
     entry = str(meta["entry_point"])
     if not entry.isidentifier():
         raise TaskError(
@@ -307,6 +310,19 @@ def _front_matter(lines: list[str], file: Path) -> tuple[dict[str, Any], int]:
             fix="name the function, e.g. 'entry_point: add'",
         )
     return meta, end + 1
+
+
+def _tags(raw: Any, file: Path, line: int) -> list[str]:
+    """``tags:`` as a list of strings; a single word or a nested value is refused (never split into letters)."""
+    if raw is None:
+        return []
+    fix = "write a YAML list, e.g. 'tags: [strings, easy]'"
+    if not isinstance(raw, list):
+        raise TaskError(file, f"tags must be a list, not {raw!r}", line=line, fix=fix)
+    for tag in raw:
+        if isinstance(tag, list | dict) or tag is None:
+            raise TaskError(file, f"each tag must be a word or a number, not {tag!r}", line=line, fix=fix)
+    return [str(tag) for tag in raw]
 
 
 def _signature(meta: dict[str, Any], file: Path) -> str | None:

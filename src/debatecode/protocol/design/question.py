@@ -118,7 +118,7 @@ def _from_file(path: Path, extra_context: Sequence[Path]) -> DesignQuestion:
         fix = "put long material in --context files" if exc.problem == "too_large" else None
         raise TaskError(path, exc.reason, fix=fix) from exc
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark (Windows editors) is not part of the text
     except UnicodeDecodeError as exc:
         raise TaskError(path, "the question file is not UTF-8 text") from exc
     front, body = _split_front_matter(path, text)
