@@ -27,6 +27,7 @@ JSON_PARSING = {
 
 @pytest.fixture
 def store_url(tmp_path: Path) -> str:
+    (tmp_path / "state").mkdir()  # a store_url's folder must exist (only `.debatecode` is created)
     return f"sqlite:///{tmp_path / 'state' / 'debatecode.db'}"
 
 

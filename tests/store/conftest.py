@@ -133,6 +133,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
+    (tmp_path / "state").mkdir()  # a store_url's folder must exist (only `.debatecode` is created)
     return tmp_path / "state" / "debatecode.db"
 
 

@@ -20,7 +20,7 @@ from sqlalchemy import Engine, create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
 import debatecode.store
-from debatecode.errors import StoreError
+from debatecode.errors import ConfigError, StoreError
 from debatecode.memory.episodes import Episode, Lesson
 from debatecode.protocol.state import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
 from debatecode.store import SessionStore, open_store
@@ -215,8 +215,10 @@ def test_unusable_urls_raise_store_error(tmp_path: Path) -> None:
         open_store("not a url")
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(StoreError, match="directory"):
+    with pytest.raises(ConfigError, match="which does not exist"):  # a folder is never made under a file
         open_store(f"sqlite:///{blocker / 'sub' / 'x.db'}")
+    with pytest.raises(ConfigError, match="which is not a folder"):
+        open_store(f"sqlite:///{blocker / 'x.db'}")
     with pytest.raises(StoreError, match="nosuchdialect"):
         open_store("nosuchdialect://host/db")
 

@@ -97,12 +97,15 @@ def _on_sqlite_begin(connection: Connection) -> None:
 def build_engine(url: str | URL) -> Engine:
     """Create the engine for a store URL, with the SQLite setup the store relies on.
 
-    For a SQLite file the parent directory is created. ``sqlite://`` (in memory)
-    uses a single shared connection and suits tests only.
+    For a SQLite file the folder must exist, except the default ``.debatecode``
+    folder, which is created inside an existing one: a ``store_url`` with a typo
+    in its folder is refused rather than creating a stray tree. ``sqlite://``
+    (in memory) uses a single shared connection and suits tests only.
 
     Raises:
+        ConfigError: the SQLite file's folder does not exist.
         StoreError: the URL is malformed, its driver is not installed, or the
-            SQLite file's directory cannot be created.
+            ``.debatecode`` folder cannot be created.
     """
     shown = _display_url(url)
     try:
@@ -118,7 +121,7 @@ def build_engine(url: str | URL) -> Engine:
             engine = create_engine(parsed, poolclass=StaticPool, connect_args={"check_same_thread": False})
         else:
             if not database.startswith("file:"):
-                Path(database).parent.mkdir(parents=True, exist_ok=True)
+                _store_folder(Path(database), shown)
             engine = create_engine(parsed)
     except OSError as exc:
         raise StoreError(f"cannot create the directory of store {shown}: {exc}") from exc
@@ -132,6 +135,50 @@ def build_engine(url: str | URL) -> Engine:
     event.listen(engine, "connect", _on_sqlite_connect)
     event.listen(engine, "begin", _on_sqlite_begin)
     return engine
+
+
+def _store_folder(database: Path, shown: str) -> None:
+    """Make sure the folder of SQLite file ``database`` exists: create it only when it is the default ``.debatecode``.
+
+    Raises:
+        ConfigError: the folder does not exist (or is not a folder).
+        OSError: the ``.debatecode`` folder cannot be created.
+    """
+    from debatecode.errors import ConfigError
+
+    folder = database.parent
+    if folder.is_dir():
+        return
+    if folder.name == ".debatecode" and folder.parent.is_dir():
+        folder.mkdir(exist_ok=True)
+        return
+    problem = "is not a folder" if folder.exists() else "does not exist"
+    raise ConfigError(
+        f"store_url {shown} names a file in {folder}, which {problem}; create the folder first "
+        f"(mkdir -p {folder}) or fix store_url (debatecode.toml or DEBATECODE_STORE_URL)",
+        key="store_url",
+    )
+
+
+def _unwritable_sqlite_file(url: str) -> Path | None:
+    """The SQLite file of ``url`` when it exists and this process cannot write it or its folder, else None.
+
+    A read-only mount, or a file and folder without write permission: SQLite then cannot even read a
+    WAL database normally (it needs to create its ``-shm`` file), so the store is opened as immutable.
+    """
+    import os
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    path = Path(database)
+    if not path.is_file() or (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        return None
+    return path.resolve()
 
 
 def migration_config(connection: Connection | None = None) -> Config:
@@ -157,22 +204,69 @@ class SessionStore:
     def __init__(self, url: str) -> None:
         """Open (and create or migrate, if needed) the store at ``url``.
 
+        A SQLite file this process cannot write (a read-only mount, no write
+        permission) whose schema is current is opened for reading only
+        (``read_only``): listing and showing work, and a write raises
+        ``StoreError`` saying the store is read-only.
+
         Raises:
+            ConfigError: a SQLite file's folder does not exist.
             StoreError: the URL is unusable, the database cannot be reached, or
                 it cannot be migrated (for example it was written by a newer
-                debatecode).
+                debatecode, or it is read-only and older than this debatecode).
         """
         self._url = _display_url(url)
         self._closed = False
-        self._engine = build_engine(url)
-        self._writer = self._engine.execution_options(**{_WRITE_OPTION: True})
-        self._readers = sessionmaker(self._engine, expire_on_commit=False)
-        self._writers = sessionmaker(self._writer, expire_on_commit=False)
+        self.read_only: Path | None = None
+        """The SQLite file when the store was opened for reading only (it cannot be written), else None."""
+        self._open(build_engine(url))
         try:
             self._migrate(self._writer)
+        except StoreError as exc:
+            self._engine.dispose()
+            self._open_read_only(url, exc)
         except BaseException:
             self._engine.dispose()
             raise
+        else:
+            self.read_only = _unwritable_sqlite_file(url)  # readable as it is (its -shm file exists), not writable
+
+    def _open(self, engine: Engine) -> None:
+        self._engine = engine
+        self._writer = self._engine.execution_options(**{_WRITE_OPTION: True})
+        self._readers = sessionmaker(self._engine, expire_on_commit=False)
+        self._writers = sessionmaker(self._writer, expire_on_commit=False)
+
+    def _open_read_only(self, url: str, failure: StoreError) -> None:
+        """After ``failure`` to migrate: open a SQLite file this process cannot write, if its schema is current.
+
+        Raises:
+            StoreError: ``failure`` when the store is not such a file;
+                else that the store is read-only and its schema is not the current one.
+        """
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        path = _unwritable_sqlite_file(url)
+        if path is None:
+            raise failure
+        self._open(build_engine(f"sqlite:///file:{path}?mode=ro&immutable=1&uri=true"))
+        try:
+            with self._translate("read the store's schema version"), self._engine.connect() as connection:
+                current = MigrationContext.configure(connection).get_current_revision()
+        except BaseException:
+            self._engine.dispose()
+            raise
+        head = ScriptDirectory.from_config(migration_config()).get_current_head()
+        if current != head:
+            self._engine.dispose()
+            raise StoreError(
+                f"store {self._url} is read-only ({path} or its folder cannot be written) and its schema "
+                f"({current or 'empty'}) is older than this debatecode's ({head}), so it cannot be migrated: make "
+                "it writable, or copy it to a writable folder and point store_url there"
+            )
+        self.read_only = path
+        logger.info("store %s is read-only: it can be read, not written", self._url)
 
     @property
     def url(self) -> str:
@@ -449,21 +543,26 @@ class SessionStore:
     @contextmanager
     def _connection(self, action: str, *, write: bool) -> Iterator[Connection]:
         """One connection in one transaction (Core statements): committed on success, rolled back otherwise."""
-        self._require_open(action)
+        self._require_open(action, write=write)
         with self._translate(action), (self._writer if write else self._engine).begin() as connection:
             yield connection
 
     @contextmanager
     def _transaction(self, action: str, *, write: bool) -> Iterator[Session]:
         """One ORM session in one transaction: committed on success, rolled back otherwise."""
-        self._require_open(action)
+        self._require_open(action, write=write)
         factory = self._writers if write else self._readers
         with self._translate(action), factory.begin() as db:
             yield db
 
-    def _require_open(self, action: str) -> None:
+    def _require_open(self, action: str, *, write: bool = False) -> None:
         if self._closed:
             raise StoreError(f"cannot {action}: store {self._url} is closed")
+        if write and self.read_only is not None:
+            raise StoreError(
+                f"cannot {action}: store {self._url} is read-only ({self.read_only} or its folder cannot be "
+                "written); make it writable, or point store_url at a writable place"
+            )
 
     @contextmanager
     def _translate(self, action: str) -> Iterator[None]:
