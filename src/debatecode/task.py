@@ -201,7 +201,8 @@ def parse_task(text: str, path: Path | str = "<string>") -> Task:
             file,
             "the task has no checks: no examples (## Examples or the description) and no ## Tests",
             line=body_start + 1,
-            fix="add a '## Examples' section with '>>> ' lines or a '## Tests' section with a ```python block",
+            fix="add a '## Examples' section with '>>> ' lines (or lines such as 'f(1) == 2'; "
+            "docs/task-format.md lists every form) or a '## Tests' section with a ```python block",
         )
     seen: dict[str, int] = {}
     for block in tests:

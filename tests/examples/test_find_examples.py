@@ -97,10 +97,11 @@ def test_prose_spellings_of_booleans_and_worked_arithmetic() -> None:
     total([2, 3, 4]) == 2 + 3 + 4 = 9
     total([10, 5]) -> 10 + 5 = 15
     power_of_two(10) == 2 ** 10
+    total([1]) == 1 and total = 4 is wrong
     """
     assert pairs(text, "is_even") == [("is_even(4)", "True"), ("is_even(7)", "False")]
     assert pairs(text, "find_key") == [("find_key({})", "None")]
-    assert pairs(text, "total") == [("total([2, 3, 4])", "9"), ("total([10, 5])", "15")]
+    assert pairs(text, "total") == [("total([2, 3, 4])", "9"), ("total([10, 5])", "15"), ("total([1])", "1")]
     assert pairs(text, "power_of_two") == [("power_of_two(10)", "1024")]
 
 
@@ -252,3 +253,19 @@ def test_parameter_names_from_a_prompt_or_a_signature() -> None:
     assert parameter_names('import math\n\ndef area(r, /, k=1, *, unit="m"):\n    """Doc."""\n', "area") == ["r", "k"]
     assert parameter_names("def other(x):\n    pass\n", "area") is None
     assert parameter_names("def broken(:", "broken") is None
+
+
+def test_a_large_task_text_is_read_in_linear_time() -> None:
+    """Long prose after every call once took a minute and more (every end of the prose was parsed); a guard only."""
+    import time
+
+    prose = " ".join(["word"] * 300)
+    text = "\n".join(
+        [f"scale({i}) == {prose}" for i in range(150)]
+        + [f"Input: {prose}\nOutput: {prose}" for _ in range(50)]
+        + ["For x = 1, " + ", ".join(f"y{j} = {j}" for j in range(100)) + " the output should be 3"] * 20
+    )
+    assert len(text) > 256 * 1024 // 2
+    started = time.perf_counter()
+    assert find_examples(text, "scale", ["x"]) == []
+    assert time.perf_counter() - started < 30, "the old quadratic reading took about 90 s here"

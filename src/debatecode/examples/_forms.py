@@ -21,6 +21,7 @@ differ but their number matches.
 from __future__ import annotations
 
 import ast
+import bisect
 import contextlib
 import re
 from collections.abc import Iterator, Sequence
@@ -240,7 +241,7 @@ def _calls(text: str, entry_point: str) -> Iterator[tuple[int, int, ast.Call]]:
 
 
 def _operator_forms(text: str, entry_point: str) -> list[FoundExample]:
-    starts = [start for start, _, _ in _calls(text, entry_point)]
+    starts = [start for start, _, _ in _calls(text, entry_point)]  # ascending
     inline: list[_Inline] = []
     recurrence = False
     for start, end, call in _calls(text, entry_point):
@@ -252,9 +253,9 @@ def _operator_forms(text: str, entry_point: str) -> list[FoundExample]:
             recurrence = recurrence or weak
             continue
         expected_region = region(text, operator.end())
-        later = [s - operator.end() for s in starts if s >= operator.end()]
-        if later and later[0] < len(expected_region):
-            expected_region = expected_region[: later[0]]
+        following = bisect.bisect_left(starts, operator.end())
+        if following < len(starts) and starts[following] - operator.end() < len(expected_region):
+            expected_region = expected_region[: starts[following] - operator.end()]
         expected = _expected(expected_region)
         if expected is None:
             continue
@@ -278,32 +279,14 @@ def _expected(text: str) -> str | None:
 
 
 def _after_worked_equals(text: str) -> str:
-    """``8`` of ``19 - 5 - 6 = 8``: the part after the last top-level ``=`` when the part before is an expression."""
-    line = text[: _comment_start(text)]
-    positions = [
-        i
-        for i, char in enumerate(line)
-        if char == "="
-        and (i == 0 or line[i - 1] not in "=<>!")
-        and (i + 1 == len(line) or line[i + 1] not in "=>")
-        and _top_level(line, i)
-    ]
-    if not positions:
-        return text
-    last = positions[-1]
-    left = line[:last].strip()
-    return line[last + 1 :] if left and parses(left) is not None else text
-
-
-def _comment_start(text: str) -> int:
-    """Index of the first top-level ``#`` in ``text``, or its length."""
-    return next((i for i, char in enumerate(text) if char == "#" and _top_level(text, i)), len(text))
-
-
-def _top_level(text: str, index: int) -> bool:
+    """``8`` of ``19 - 5 - 6 = 8``: the part after the last top-level ``=`` when the part before is a value
+    (arithmetic on numbers, or a literal).
+    """
+    line = text
+    positions: list[int] = []
     depth = 0
     quote: str | None = None
-    for char in text[:index]:
+    for i, char in enumerate(text):
         if quote:
             quote = None if char == quote else quote
         elif char in "'\"":
@@ -312,7 +295,21 @@ def _top_level(text: str, index: int) -> bool:
             depth += 1
         elif char in ")]}":
             depth -= 1
-    return depth == 0 and quote is None
+        elif depth == 0 and char == "#":
+            line = text[:i]
+            break
+        elif (
+            depth == 0
+            and char == "="
+            and (i == 0 or text[i - 1] not in "=<>!")
+            and (i + 1 == len(text) or text[i + 1] not in "=>")
+        ):
+            positions.append(i)
+    if not positions:
+        return text
+    last = positions[-1]
+    left = line[:last].strip()
+    return line[last + 1 :] if left and value_text(left) is not None else text
 
 
 # --- For x = 1, y = 2 the output should be 3 ------------------------------------------------------------
@@ -326,11 +323,19 @@ def _assignments(text: str, start: int, separators: str) -> tuple[list[tuple[str
         match = _NAME_SEP.match(text, position)
         if match is None or match["sep"] not in separators:
             return pairs, position
-        found = value_prefix(region(text, match.end()))
+        found = value_prefix(_value_region(text, match.end()))
         if found is None:
             return pairs, position
         pairs.append((match["name"], found[0]))
         position = match.end() + found[1]
+
+
+def _value_region(text: str, start: int) -> str:
+    """``region(text, start)``, without scanning a long line char by char when its brackets balance."""
+    end = text.find("\n", start)
+    line = text[start : len(text) if end < 0 else end]
+    balanced = all(line.count(o) == line.count(c) for o, c in ("()", "[]", "{}"))
+    return line if balanced else region(text, start)
 
 
 def _call(

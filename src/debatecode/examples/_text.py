@@ -38,6 +38,9 @@ _CONTINUES = frozenset({"if", "else", "or", "not", "in", "is", "for", "lambda", 
 """Words that continue a Python expression, so a value followed by one of them is not finished. (Not ``and``:
 prose joins two examples with it far more often than an example's value is a boolean expression.)"""
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_NEXT_WORD = re.compile(r"\s+[A-Za-z_]")
+_MAX_TRIES = 40
+"""Ends of a value tried, longest first: a value written in prose is found in the first few."""
 _MAX_POWER = 256
 
 
@@ -114,7 +117,11 @@ def region(text: str, start: int) -> str:
 
 
 def _cuts(text: str) -> list[int]:
-    """Ends at which a value may stop: before top-level whitespace or punctuation, and the end of the text."""
+    """Ends at which a value may stop: before top-level whitespace or punctuation, and the end of the text.
+
+    The scan stops at the first top-level word after the value has begun (``3 because ...``, ``True if``):
+    a literal has no bare words past its first token, so what follows is prose or an expression's tail.
+    """
     cuts: list[int] = []
     depth = 0
     index = 0
@@ -138,6 +145,8 @@ def _cuts(text: str) -> list[int]:
             return cuts
         elif depth == 0 and (char.isspace() or char in ",;:`."):
             cuts.append(index)
+            if char.isspace() and _NEXT_WORD.match(text, index) and text[:index].strip():
+                return cuts
         index += 1
     cuts.append(len(text))
     return cuts
@@ -168,7 +177,7 @@ def value_prefix(text: str) -> tuple[str, int] | None:
 
     Returns the value's text and where it ends in ``text``, or ``None``.
     """
-    for cut in sorted(set(_cuts(text)), reverse=True):
+    for cut in sorted(set(_cuts(text)), reverse=True)[:_MAX_TRIES]:
         head = text[:cut].strip()
         # ``1.`` at the end of a sentence is the number 1 and a full stop, not the float ``1.``.
         if not head or head.endswith((",", ".")) or not _finished_by(text[cut:]):
