@@ -1,8 +1,8 @@
 """Check one example, comparing by value: the code written into every test job's ``test_examples.py``. Stdlib only.
 
-``debatecode.execution.testfiles`` writes this module's text, as it is, at the top of
+``debatecode.execution.testfiles`` writes this module's text, as it is, at the end of
 the generated test file, so it runs inside the sandbox's checker with no debatecode
-import. The rules (``docs/task-format.md``, "How an example is compared"):
+import (hence no ``from __future__`` import either: it would have to open the file). The rules (``docs/task-format.md``, "How an example is compared"):
 
 - the expected text is read with ``ast.literal_eval``; where it parses, the result
   must equal it by value: ``==``, except that floats (also inside lists, tuples and
@@ -17,8 +17,6 @@ import. The rules (``docs/task-format.md``, "How an example is compared"):
   ``Traceback``: a statement, an expected ``Traceback``, or an empty expected output
   runs as one doctest example, exactly as doctest runs it.
 """
-
-from __future__ import annotations
 
 import ast
 import cmath
