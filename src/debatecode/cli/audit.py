@@ -18,7 +18,7 @@ from debatecode.cli.common import (
     sandbox_option,
     setup_logging,
 )
-from debatecode.cli.output import add_id_column, json_option, print_json, print_table
+from debatecode.cli.output import add_id_column, json_option, print_json, print_table, write_output_file
 
 if TYPE_CHECKING:
     from debatecode.config import DebateConfig
@@ -89,7 +89,7 @@ def audit(
     if output is None:
         typer.echo(text)
     else:
-        output.write_text(text + "\n", encoding="utf-8")
+        write_output_file(output, text + "\n")
         err_console.print(f"audit trail of {trail['session']['id']} written to {output} ({len(trail['turns'])} turns)")
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from debatecode.cli.common import console, fail, parse_models, reporting_errors, sandbox_option, setup_logging
-from debatecode.cli.output import plot_location
+from debatecode.cli.output import plot_location, write_output_file
 
 if TYPE_CHECKING:
     from debatecode.config import DebateConfig
@@ -107,7 +107,9 @@ def humaneval(
         ids = [p.strip() for p in problems.split(",") if p.strip()] if problems else None
         chosen = load_problems(limit=limit, ids=ids)
         if export_canonical is not None:
-            export_canonical.write_text("".join(json.dumps(sample) + "\n" for sample in canonical_samples(chosen)))
+            write_output_file(
+                export_canonical, "".join(json.dumps(sample) + "\n" for sample in canonical_samples(chosen))
+            )
             console.print(f"{len(chosen)} canonical samples written to {export_canonical}")
             return
         overrides: dict[str, object] = {"model": model, "llm.seed": seed, "sandbox.backend": sandbox}

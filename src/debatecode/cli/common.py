@@ -1,10 +1,11 @@
 """What every command shares: consoles, logging set-up and error reporting.
 
-Exit statuses are ``debatecode.errors.ExitCode``. Errors become one message
-and the status of their kind in two places: ``reporting_errors`` inside a
-command, and ``ErrorBoundaryGroup`` around every command, which also turns
-any *unexpected* exception into one line and ``RUN_FAILED`` (3), with the
-traceback logged at debug level (shown with ``-v``).
+Exit statuses are ``debatecode.errors.ExitCode``. One function, ``exit_for``,
+turns an error into one message and the status of its kind (the rule written
+in docs/cli.md, "Exit status"); ``reporting_errors`` applies it inside a
+command, and ``ErrorBoundaryGroup`` around every command, so an *unexpected*
+exception too becomes one line and ``RUN_FAILED`` (3), with the traceback
+logged at debug level (shown with ``-v``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ __all__ = [
     "console",
     "err_console",
     "error_boundary",
+    "exit_for",
     "fail",
     "open_configured_store",
     "parse_models",
@@ -134,51 +135,55 @@ def _plain(text: str) -> str:
 
 @contextmanager
 def reporting_errors() -> Iterator[None]:
-    """Turn debatecode errors into a clear message and the exit code of their kind."""
-    from debatecode.errors import DebatecodeError, ExitCode
+    """Inside a command: a debatecode error or Ctrl-C becomes its message and exit status (``exit_for``)."""
+    from debatecode.errors import DebatecodeError
 
     try:
         yield
-    except DebatecodeError as exc:
-        logger.debug("%s: %s", type(exc).__name__, exc, exc_info=True)
-        raise fail(_plain(str(exc)), exc.exit_code) from None
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
-        sys.exit(ExitCode.INTERRUPTED)
+    except (DebatecodeError, KeyboardInterrupt) as exc:
+        raise exit_for(exc) from None
 
 
 @contextmanager
 def error_boundary() -> Iterator[None]:
-    """The last line of defence around a command.
+    """The last line of defence around a command: whatever escapes it gets its message and status (``exit_for``).
 
-    debatecode errors get their message and exit status; Ctrl-C exits 130;
-    a disk that refuses a write (full, over quota, read-only) gets a message
-    saying so and exits 3; anything else is a bug: one line naming it, exit 3,
-    and the traceback logged at debug level (printed with ``-v``). Exits and
-    click's own usage errors pass through untouched, and so does a closed
-    stdout (``| head``): typer then exits 1 quietly, as Python's docs advise.
+    Exits and click's own usage errors (exit 2) pass through untouched, and so
+    does a closed stdout (``| head``): typer then exits 1 quietly, as Python's
+    docs advise.
+    """
+    try:
+        yield
+    except (typer.Exit, typer.Abort, typer.TyperException, BrokenPipeError):
+        raise
+    except (Exception, KeyboardInterrupt) as exc:
+        raise exit_for(exc) from None
+
+
+def exit_for(exc: BaseException) -> typer.Exit:
+    """Print ``exc`` as one message and return the ``Exit`` of its status: the one rule (docs/cli.md, "Exit status").
+
+    - a ``DebatecodeError``: its message and its kind's ``exit_code``: 2 for a ``UserError`` (what the
+      command was given is wrong: an argument, a file, an id, a name, a config value), 3 for a ``RunError``
+      (what it runs on failed: model, sandbox, store, disk, git, budget); see ``debatecode.errors``;
+    - Ctrl-C, and SIGTERM (turned into it): 130;
+    - an ``OSError`` saying the disk refused a write (full, over quota, read-only): 3, saying so;
+    - anything else is a bug: 3, one line naming it, the traceback logged at debug level (``-v``).
     """
     from debatecode.errors import DebatecodeError, DiskWriteError, ExitCode, disk_write_failure
 
-    try:
-        yield
-    except (typer.Exit, typer.Abort, typer.TyperException):
-        raise
-    except DebatecodeError as exc:
-        logger.debug("%s: %s", type(exc).__name__, exc, exc_info=True)
-        raise fail(_plain(str(exc)), exc.exit_code) from None
-    except KeyboardInterrupt:
+    if isinstance(exc, DebatecodeError):
+        logger.debug("%s: %s", type(exc).__name__, exc, exc_info=exc)
+        return fail(_plain(str(exc)), exc.exit_code)
+    if isinstance(exc, KeyboardInterrupt):
         err_console.print("[yellow]interrupted[/]")
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
-    except BrokenPipeError:
-        raise  # the reader of stdout went away; typer's main exits 1 without a word
-    except Exception as exc:
-        full = disk_write_failure(exc)
-        if full is not None:
-            logger.debug("the disk refused a write, traceback follows", exc_info=exc)
-            raise fail(_plain(str(DiskWriteError(full, kept=_KEPT, then=_THEN))), ExitCode.RUN_FAILED) from None
-        logger.debug("unexpected error, traceback follows", exc_info=exc)
-        raise fail(_plain(_one_line(exc)), ExitCode.RUN_FAILED) from None
+        return typer.Exit(ExitCode.INTERRUPTED)
+    full = disk_write_failure(exc)
+    if full is not None:
+        logger.debug("the disk refused a write, traceback follows", exc_info=exc)
+        return fail(_plain(str(DiskWriteError(full, kept=_KEPT, then=_THEN))), ExitCode.RUN_FAILED)
+    logger.debug("unexpected error, traceback follows", exc_info=exc)
+    return fail(_plain(_one_line(exc)), ExitCode.RUN_FAILED)
 
 
 _KEPT = "What was written before is kept, and so is every session in the store."

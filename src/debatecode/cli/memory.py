@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from debatecode.cli.common import console, fail, reporting_errors
-from debatecode.cli.output import add_id_column, json_option, print_json, print_table
+from debatecode.cli.output import add_id_column, json_option, print_json, print_table, write_output_file
 from debatecode.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -233,10 +233,7 @@ def export_memory(
     if output is None:
         typer.echo(text)
         return
-    try:
-        output.write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise fail(f"cannot write {output}: {exc.strerror}", 1) from None
+    write_output_file(output, text + "\n")
     counts = ", ".join(f"{len(items)} {name}" for name, items in data.items() if isinstance(items, list))
     console.print(f"exported {counts} to {escape(str(output))}")
 

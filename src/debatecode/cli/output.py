@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-__all__ = ["add_id_column", "json_option", "plot_location", "print_json", "print_table"]
+__all__ = ["add_id_column", "json_option", "plot_location", "print_json", "print_table", "write_output_file"]
 
 _UNBOUNDED = 1_000_000
 """A width no table reaches: off a terminal, tables are measured against it."""
@@ -54,3 +54,37 @@ def plot_location(path: Path) -> str:
     from debatecode.bench._plots import PLOTS_EXTRA_HINT
 
     return str(path) if path.exists() else f"not drawn, matplotlib is missing: {PLOTS_EXTRA_HINT}"
+
+
+def write_output_file(path: Path, text: str) -> None:
+    """Write ``text`` to the file a user named (``-o FILE``, ``--export-canonical FILE``).
+
+    A folder that does not exist, or a folder given as the file, is bad input
+    (exit 2: fix the path); a disk that refuses the write (full, over quota,
+    read-only) or any other system error exits 3, naming the file.
+
+    Raises:
+        typer.Exit: after printing what went wrong.
+    """
+    from debatecode.cli.common import fail
+    from debatecode.errors import DiskWriteError, ExitCode, disk_write_failure
+
+    if path.is_dir():
+        raise fail(f"cannot write {path}: it is a folder", ExitCode.BAD_INPUT, hint="give the path of a file")
+    if not path.parent.is_dir():
+        raise fail(
+            f"cannot write {path}: the folder {path.parent} does not exist",
+            ExitCode.BAD_INPUT,
+            hint=f"create it first (mkdir -p {path.parent}) or give a path in an existing folder",
+        )
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        full = disk_write_failure(exc)
+        if full is not None:
+            cause = OSError(full.errno, full.strerror, full.filename or str(path))
+            kept = "Nothing else was changed."
+            raise fail(
+                str(DiskWriteError(cause, kept=kept, then="run the command again")), ExitCode.RUN_FAILED
+            ) from None
+        raise fail(f"cannot write {path}: {exc.strerror or exc}", ExitCode.RUN_FAILED) from None

@@ -134,9 +134,8 @@ def build(
                 status.update(f"[bold]building:[/bold] {line[:100]}")
 
             tag = build_image(settings, base=base, progress=progress, force=force)
-    except DebatecodeError as exc:
-        console.print(f"[red]sandbox image build failed:[/red] {exc}")
-        raise typer.Exit(code=exc.exit_code) from exc
+    except DebatecodeError as exc:  # to stderr, with the status of its kind, as every error
+        raise fail(f"sandbox image build failed: {escape(str(exc))}", exc.exit_code) from None
     console.print(f"[green]ready:[/green] {settings.image} (content tag {tag})")
 
 
@@ -221,8 +220,7 @@ def cleanup(
         report = sandbox.sweep(everything=everything, dry_run=dry_run)
         sandbox.close_sync()
     except DebatecodeError as exc:
-        console.print(f"[red]cleanup failed:[/red] {exc}")
-        raise typer.Exit(code=exc.exit_code) from exc
+        raise fail(f"cleanup failed: {escape(str(exc))}", exc.exit_code) from None
     verb = "would remove" if dry_run else "removed"
     for name, reason in sorted(report.removed.items()):
         console.print(f"{verb} {name}: {reason}", soft_wrap=True)

@@ -17,7 +17,7 @@ import numpy as np
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from debatecode.errors import StoreError
+from debatecode.errors import RecordNotFound, StoreError
 from debatecode.memory.embeddings import Embedder, create_embedder
 from debatecode.memory.index import VectorIndex
 from debatecode.memory.settings import MemorySettings
@@ -218,15 +218,15 @@ class EmbeddedTable(Generic[RowT]):
         table = self.row_type
         hint = f"List them with `debatecode memory {'list' if self.kind == 'episode' else 'lessons'}`."
         if not id_or_prefix:
-            raise StoreError(f"give a {self.kind} id or a prefix of one. {hint}")
+            raise RecordNotFound(f"give a {self.kind} id or a prefix of one. {hint}")
         row: RowT | None = db.get(table, id_or_prefix)
         if row is not None:
             return row
         prefix_of_id = func.substr(table.id, 1, len(id_or_prefix)) == id_or_prefix
         matches: list[RowT] = list(db.scalars(select(table).where(prefix_of_id).order_by(table.id).limit(_SHOWN + 1)))
         if not matches:
-            raise StoreError(f"no {self.kind} matches {id_or_prefix!r}. {hint}")
+            raise RecordNotFound(f"no {self.kind} matches {id_or_prefix!r}. {hint}")
         if len(matches) > 1:
             shown = ", ".join(match.id for match in matches[:_SHOWN])
-            raise StoreError(f"the prefix {id_or_prefix!r} matches several {self.kind}s: {shown}")
+            raise RecordNotFound(f"the prefix {id_or_prefix!r} matches several {self.kind}s: {shown}; give more of it")
         return matches[0]

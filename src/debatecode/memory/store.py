@@ -109,7 +109,8 @@ class EpisodicMemory(EmbeddedTable[EpisodeRow]):
         """The episode with this id, or the only one whose id starts with it.
 
         Raises:
-            StoreError: no episode matches, the prefix matches several, or the read failed.
+            RecordNotFound: no episode matches, or the prefix matches several.
+            StoreError: the read failed.
         """
         with self._transaction(f"read episode {id_or_prefix!r}", write=False) as db:
             return episode_from_row(self._get_row(db, id_or_prefix))

@@ -146,7 +146,8 @@ class WisdomStore(EmbeddedTable[LessonRow]):
         """The lesson with this id, or the only one whose id starts with it.
 
         Raises:
-            StoreError: no lesson matches, the prefix matches several, or the read failed.
+            RecordNotFound: no lesson matches, or the prefix matches several.
+            StoreError: the read failed.
         """
         with self._transaction(f"read lesson {id_or_prefix!r}", write=False) as db:
             return lesson_from_row(self._get_row(db, id_or_prefix))
