@@ -11,7 +11,8 @@ distinct exit codes and advice::
     │   ├── TaskError             malformed or missing task file
     │   ├── UnknownModelError     model string no provider answers to
     │   ├── RecordNotFound        no stored episode or lesson with that id
-    │   └── SessionNotFound       no stored session with that id
+    │   ├── SessionNotFound       no stored session with that id
+    │   └── SessionBusy           another process is running or resuming that session
     └── RunError                  something failed while running           (exit 3)
         ├── ModelError            a model call failed for good
         │   ├── ModelUnreachable  connection refused, DNS, repeated timeouts
@@ -64,6 +65,7 @@ __all__ = [
     "SandboxError",
     "SandboxUnavailable",
     "ScriptExhausted",
+    "SessionBusy",
     "SessionNotFound",
     "StoreError",
     "TaskError",
@@ -162,6 +164,25 @@ class SessionNotFound(UserError):
         if detail:
             text += f": {detail}"
         super().__init__(text + ". List sessions with `debatecode sessions list`.")
+
+
+class SessionBusy(UserError):
+    """Another process runs (or resumes) the session: one at a time may write its turns.
+
+    ``pid`` and ``host`` name that process; ``resuming`` says whether it is a resume.
+    """
+
+    def __init__(self, session_id: str, *, pid: int, host: str, resuming: bool, here: bool) -> None:
+        self.session_id = session_id
+        self.pid = pid
+        self.host = host
+        doing = "resumed" if resuming else "run"
+        where = f"pid {pid}" if here else f"pid {pid} on host {host}"
+        stop = f"with `kill {pid}`" if here else f"on {host}"
+        super().__init__(
+            f"this session ({session_id}) is already being {doing} ({where}); wait for it to end, "
+            f"or stop it {stop}, then run --resume {session_id} again"
+        )
 
 
 class RecordNotFound(UserError):

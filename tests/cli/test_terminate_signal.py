@@ -72,3 +72,19 @@ def test_sigterm_takes_the_graceful_path_when_sigint_was_inherited_ignored(caplo
         signal.signal(signal.SIGINT, previous)
     assert seen == ["asyncio's handler", "cancelled"]
     assert "never retrieved" not in caplog.text
+
+
+def test_the_wakeup_fd_comes_back_and_the_watchdog_thread_ends() -> None:
+    import threading
+
+    before = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(before)
+    with _terminate_as_interrupt():
+        current = signal.set_wakeup_fd(-1)
+        signal.set_wakeup_fd(current)
+        assert current not in (-1, before), "the watchdog listens on a wakeup fd of its own"
+        watchdogs = [t for t in threading.enumerate() if t.name == "debatecode-stop-watchdog"]
+        assert len(watchdogs) == 1 and watchdogs[0].daemon
+    watchdogs[0].join(5)
+    assert not watchdogs[0].is_alive()
+    assert signal.set_wakeup_fd(before) == before

@@ -25,9 +25,10 @@ from debatecode.memory.episodes import Episode, Lesson
 from debatecode.protocol.state import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
 from debatecode.store import SessionStore, open_store
 from debatecode.store.models import Base
+from debatecode.store.records import SessionLease
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-HEAD = "0005"
+HEAD = "0006"
 
 
 class StoredEpisode(Episode):
@@ -52,6 +53,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "debate_turns": TurnRecord,
     "code_versions": CodeVersionRecord,
     "gate_decisions": GateRecord,
+    "session_leases": SessionLease,
     "episodes": StoredEpisode,
     "lessons": StoredLesson,
 }
@@ -93,7 +95,8 @@ def test_migrations_create_the_tables_with_every_record_field(empty_store_url: s
             assert set(columns) == set(record.model_fields), table
             for name, info in record.model_fields.items():
                 assert columns[name]["nullable"] == accepts_none(info.annotation), f"{table}.{name}"
-            assert inspector.get_pk_constraint(table)["constrained_columns"] == ["id"]
+            key = "session_id" if table == "session_leases" else "id"  # one lease per session
+            assert inspector.get_pk_constraint(table)["constrained_columns"] == [key]
 
 
 def test_migrations_create_keys_indexes_and_unique_constraints(empty_store_url: str) -> None:

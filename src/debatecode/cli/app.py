@@ -70,7 +70,12 @@ def root(
 
 def main() -> None:
     """Console-script entry point."""
-    app()
+    from debatecode.cli.forced_stop import guard_exit
+
+    try:
+        app()
+    finally:
+        guard_exit()
 
 
 if __name__ == "__main__":

@@ -228,7 +228,12 @@ def _terminate_as_interrupt() -> Iterator[None]:
     non-interactive shell, ``nohup``-style launchers, some CI runners) would
     never get asyncio's handler, so SIGINT gets Python's default one for the
     command's duration: SIGTERM then takes the same graceful path.
+
+    The graceful path gets a few seconds (``forced_stop.StopWatchdog``): a second
+    SIGTERM or Ctrl-C, or that deadline, settles the running session as
+    ``cancelled`` and exits 130 at once.
     """
+    from debatecode.cli.forced_stop import StopWatchdog
 
     def interrupt(_signum: int, frame: FrameType | None) -> None:
         on_sigint = signal.getsignal(signal.SIGINT)
@@ -245,9 +250,11 @@ def _terminate_as_interrupt() -> Iterator[None]:
     ignored_sigint = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     if ignored_sigint:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    watchdog = StopWatchdog()
     try:
         yield
     finally:
+        watchdog.close()
         signal.signal(signal.SIGTERM, previous)
         if ignored_sigint:
             signal.signal(signal.SIGINT, signal.SIG_IGN)

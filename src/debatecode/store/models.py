@@ -8,6 +8,7 @@ column for field:
 - ``code_versions`` ← :class:`~debatecode.store.records.CodeVersionRecord`
 - ``gate_decisions`` ← :class:`~debatecode.store.records.GateRecord`
 - ``session_events`` ← :class:`~debatecode.store.records.EventRecord`
+- ``session_leases`` ← :class:`~debatecode.store.records.SessionLease` (who runs a session now)
 
 and two more hold the memory layer's records with their vectors
 (:mod:`debatecode.memory.store` and :mod:`debatecode.memory.wisdom` map them):
@@ -32,6 +33,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Dialect,
     Float,
@@ -46,7 +48,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from debatecode.store.records import CodeVersionRecord, EventRecord, GateRecord, SessionRecord, TurnRecord
+from debatecode.store.records import (
+    CodeVersionRecord,
+    EventRecord,
+    GateRecord,
+    SessionLease,
+    SessionRecord,
+    TurnRecord,
+)
 
 __all__ = [
     "Base",
@@ -54,6 +63,7 @@ __all__ = [
     "EpisodeRow",
     "EventRow",
     "GateRow",
+    "LeaseRow",
     "LessonRow",
     "SessionRow",
     "TurnRow",
@@ -231,6 +241,19 @@ class EventRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class LeaseRow(Base):
+    """The process running a session (``SessionLease``). No foreign key: a run claims its id before creating it."""
+
+    __tablename__ = "session_leases"
+
+    session_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    lease_id: Mapped[str] = mapped_column(ID)
+    pid: Mapped[int] = mapped_column(Integer)
+    host: Mapped[str] = mapped_column(NAME)
+    resuming: Mapped[bool] = mapped_column(Boolean)
+    acquired_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
 class EpisodeRow(Base):
     """One Reflexion episode (``Episode``) with its embedding.
 
@@ -286,7 +309,7 @@ class LessonRow(Base):
 # Record field name -> mapped attribute name, where they differ.
 _ATTRIBUTE = {"metadata": "metadata_"}
 
-RecordT = TypeVar("RecordT", SessionRecord, TurnRecord, CodeVersionRecord, GateRecord, EventRecord)
+RecordT = TypeVar("RecordT", SessionRecord, TurnRecord, CodeVersionRecord, GateRecord, EventRecord, SessionLease)
 
 
 def row_values(record: BaseModel) -> dict[str, Any]:

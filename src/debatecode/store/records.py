@@ -21,6 +21,7 @@ __all__ = [
     "GateRecord",
     "GateStatus",
     "SessionKind",
+    "SessionLease",
     "SessionRecord",
     "SessionStatus",
     "TurnRecord",
@@ -175,3 +176,21 @@ class EventRecord(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
     """The event's fields as JSON."""
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class SessionLease(BaseModel):
+    """Which process runs a session right now: one at a time may write its turns.
+
+    Taken when a run or a resume starts and dropped when it ends; a lease whose
+    process died on this host is taken over by the next resume.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str
+    lease_id: str
+    """Unique per run, so that a run only ever drops its own lease."""
+    pid: int
+    host: str
+    resuming: bool = False
+    acquired_at: datetime = Field(default_factory=utcnow)

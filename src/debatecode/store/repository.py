@@ -23,7 +23,7 @@ session. SQLAlchemy and alembic errors never leave this module; they become
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -33,7 +33,7 @@ from alembic.config import Config
 from alembic.util import CommandError
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
-from sqlalchemy import Connection, Engine, Table, create_engine, event, func, insert, select, text, update
+from sqlalchemy import Connection, Engine, Table, create_engine, delete, event, func, insert, select, text, update
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError, StatementError
 from sqlalchemy.orm import Session, sessionmaker
@@ -45,12 +45,21 @@ from debatecode.store.models import (
     CodeVersionRow,
     EventRow,
     GateRow,
+    LeaseRow,
     SessionRow,
     TurnRow,
     column_values,
     record_from_row,
 )
-from debatecode.store.records import CodeVersionRecord, EventRecord, GateRecord, SessionRecord, TurnRecord, utcnow
+from debatecode.store.records import (
+    CodeVersionRecord,
+    EventRecord,
+    GateRecord,
+    SessionLease,
+    SessionRecord,
+    TurnRecord,
+    utcnow,
+)
 
 __all__ = ["DEFAULT_STORE_URL", "MIGRATIONS_DIR", "SessionStore", "build_engine", "migration_config", "open_store"]
 
@@ -512,6 +521,57 @@ class SessionStore:
         with self._transaction(f"read the events of session {session_id}", write=False) as db:
             return [record_from_row(EventRecord, row) for row in db.scalars(query)]
 
+    # -- leases -----------------------------------------------------------------------
+
+    def claim_session(self, lease: SessionLease, *, holder_gone: Callable[[SessionLease], bool]) -> SessionLease | None:
+        """Record ``lease`` as the run of its session; returns the lease in the way, or None once claimed.
+
+        A lease ``holder_gone`` says is stale (its process died) is taken over.
+
+        Raises:
+            StoreError: the read or write failed.
+        """
+        table = _table(LeaseRow)
+        key = table.c.session_id == lease.session_id
+        with self._connection(f"claim session {lease.session_id}", write=True) as connection:
+            row = connection.execute(select(table).where(key).with_for_update()).mappings().first()
+            if row is None:
+                inserted = connection.execute(_insert_new(connection, table), column_values(lease)).first()
+                if inserted is not None:
+                    return None
+                row = connection.execute(select(table).where(key)).mappings().one()  # claimed a moment ago
+            held = SessionLease.model_validate(dict(row))
+            if not holder_gone(held):
+                return held
+            taken = connection.execute(
+                update(table).where(key, table.c.lease_id == held.lease_id).returning(table.c.session_id),
+                column_values(lease),
+            ).first()
+            return None if taken is not None else held
+
+    def lease(self, session_id: str) -> SessionLease | None:
+        """The lease of the process running ``session_id``, if one holds it.
+
+        Raises:
+            StoreError: the read failed.
+        """
+        table = _table(LeaseRow)
+        with self._connection(f"read the lease of session {session_id}", write=False) as connection:
+            row = connection.execute(select(table).where(table.c.session_id == session_id)).mappings().first()
+        return SessionLease.model_validate(dict(row)) if row is not None else None
+
+    def release_session(self, lease: SessionLease) -> None:
+        """Drop ``lease`` (only this one: a run never drops a lease taken over from it).
+
+        Raises:
+            StoreError: the write failed.
+        """
+        table = _table(LeaseRow)
+        with self._connection(f"release session {lease.session_id}", write=True) as connection:
+            connection.execute(
+                delete(table).where(table.c.session_id == lease.session_id, table.c.lease_id == lease.lease_id)
+            )
+
     # -- internals ------------------------------------------------------------------
 
     def _migrate(self, writer: Engine) -> None:
@@ -586,6 +646,21 @@ class SessionStore:
             ) from exc
         except PydanticSerializationError as exc:
             raise StoreError(f"cannot {action} in store {self._url}: a JSON field cannot be stored: {exc}") from exc
+
+
+def _insert_new(connection: Connection, table: Table) -> Any:
+    """An insert returning the key it inserted, and nothing when another transaction inserted that key first.
+
+    PostgreSQL needs it: ``SELECT ... FOR UPDATE`` locks no row that does not exist yet.
+    SQLite's ``BEGIN IMMEDIATE`` already serialises the writers, so a plain insert does.
+    """
+    if connection.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as insert_new
+
+        return (
+            insert_new(table).on_conflict_do_nothing(index_elements=[table.c.session_id]).returning(table.c.session_id)
+        )
+    return insert(table).returning(table.c.session_id)
 
 
 def _table(row_type: type[Base]) -> Table:
