@@ -70,7 +70,7 @@ async def start_solve(body: SolveRequest, ctx: Ctx) -> Started:
             task_file.write_text(body.task, encoding="utf-8")
             task = parse_task(body.task, task_file)
         else:
-            path = _served_task_path(body.task_path or "")
+            path = _served_task_path(ctx.options.root, body.task_path or "")
             task = await asyncio.to_thread(load_task, path, max_bytes=config.task_max_bytes)
         session_id = await ctx.manager.start_solve(task, config, checkpoints=body.checkpoints)
     return _started(ctx, session_id, "code")
@@ -101,13 +101,12 @@ async def start_debate(body: DebateRequest, ctx: Ctx) -> Started:
     return _started(ctx, session_id, "design")
 
 
-def _served_task_path(raw: str) -> Path:
-    """A task path a client may name: a file under the server's working folder, never elsewhere on its disk.
+def _served_task_path(root: Path, raw: str) -> Path:
+    """A task path a client may name: a file under the server's working folder ``root``, never elsewhere on its disk.
 
     Raises:
         TaskError: the path leads outside the working folder.
     """
-    root = Path.cwd().resolve()
     path = (root / raw).resolve()
     if not path.is_relative_to(root):
         raise TaskError(raw, "a task_path must lie under the server's working folder", fix="send the task text as task")

@@ -61,7 +61,7 @@ def create_app(options: ServerOptions, *, services: ServicesFactory | None = Non
         lifespan=lifespan,
     )
     app.state.ctx = ctx
-    install_error_handlers(app)
+    install_error_handlers(app, root=options.root, data_dir=options.data_dir.resolve())
     if options.token is not None:
         app.add_middleware(TokenMiddleware, token=options.token)
     app.include_router(api.router)

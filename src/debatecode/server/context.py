@@ -33,6 +33,8 @@ class ServerOptions:
     """Folders holding ``bench humaneval`` / ``sweep`` result folders, shown on the benchmark pages."""
     poll_s: float = 1.0
     """How often an event stream looks at the store for events of sessions run by another process."""
+    root: Path = field(default_factory=lambda: Path.cwd().resolve())
+    """The server's working folder: a ``task_path`` names a file under it, and error messages name paths relative to it."""
 
 
 @dataclass

@@ -1,8 +1,14 @@
-"""debatecode's errors as JSON answers: the CLI's message, an HTTP status of its kind, and the CLI's exit code."""
+"""debatecode's errors as JSON answers: the CLI's message, an HTTP status of its kind, and the CLI's exit code.
+
+A message never shows where the server keeps its files: paths under the server's
+root come back relative to it, its data folder and home folder by name.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
+from pathlib import Path
 
 from fastapi import FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
@@ -13,6 +19,7 @@ from debatecode.errors import (
     DebatecodeError,
     ModelError,
     SandboxUnavailable,
+    SessionBusy,
     SessionNotFound,
     StoreError,
     UnknownModelError,
@@ -20,7 +27,7 @@ from debatecode.errors import (
 )
 from debatecode.server.schemas import ApiError
 
-__all__ = ["install_error_handlers", "status_of"]
+__all__ = ["install_error_handlers", "public_message", "status_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +38,7 @@ def status_of(exc: DebatecodeError) -> int:
 
     if isinstance(exc, SessionNotFound):
         return status.HTTP_404_NOT_FOUND
-    if isinstance(exc, Conflict):
+    if isinstance(exc, Conflict | SessionBusy):
         return status.HTTP_409_CONFLICT
     if isinstance(exc, UnknownModelError | UserError):
         return status.HTTP_422_UNPROCESSABLE_CONTENT
@@ -40,13 +47,33 @@ def status_of(exc: DebatecodeError) -> int:
     return status.HTTP_500_INTERNAL_SERVER_ERROR
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    """Answer debatecode errors and invalid bodies with ``ApiError`` JSON."""
+def public_message(message: str, root: Path, data_dir: Path) -> str:
+    """``message`` with the server's absolute folders hidden.
+
+    Paths under ``root`` become relative to it (``root`` itself is ``.``); a
+    ``data_dir`` outside ``root`` is ``<data-dir>``, and the home folder ``~``.
+    """
+    names = {str(root): "."}
+    if not data_dir.is_relative_to(root):
+        names[str(data_dir)] = "<data-dir>"
+    home = str(Path.home())
+    if home not in ("/", ""):
+        names.setdefault(home, "~")
+    for folder in sorted(names, key=len, reverse=True):  # the deepest first: a data folder under home stays named
+        name = names[folder]
+        message = message.replace(folder + "/", "" if name == "." else f"{name}/")
+        message = re.sub(re.escape(folder) + r"(?![\w.-])", name, message)
+    return message
+
+
+def install_error_handlers(app: FastAPI, *, root: Path, data_dir: Path) -> None:
+    """Answer debatecode errors and invalid bodies with ``ApiError`` JSON; messages name paths relative to ``root``."""
 
     async def debatecode_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, DebatecodeError)
         logger.debug("%s %s: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
-        body = ApiError(error=type(exc).__name__, message=str(exc), exit_code=int(exc.exit_code))
+        message = public_message(str(exc), root, data_dir)
+        body = ApiError(error=type(exc).__name__, message=message, exit_code=int(exc.exit_code))
         return JSONResponse(body.model_dump(), status_code=status_of(exc))
 
     async def invalid_request(request: Request, exc: Exception) -> JSONResponse:

@@ -125,6 +125,8 @@ class LiveSession:
     thread: threading.Thread
     finished: threading.Event = field(default_factory=threading.Event)
     error: str | None = None
+    cancelling: bool = False
+    """Asked to stop: it is cancelled once, so that its clean-up (which emits ``SessionFinished``) is not cut short."""
 
     @property
     def running(self) -> bool:
@@ -269,8 +271,10 @@ class SessionManager:
         live = self._live.get(session_id)
         if live is None or not live.running:
             return False
-        with contextlib.suppress(RuntimeError):  # its loop closed in the meantime: it ended anyway
-            live.loop.call_soon_threadsafe(live.task.cancel)
+        if not live.cancelling:
+            live.cancelling = True
+            with contextlib.suppress(RuntimeError):  # its loop closed in the meantime: it ended anyway
+                live.loop.call_soon_threadsafe(live.task.cancel)
         return True
 
     def checkpoint(self, session_id: str, decision: CheckpointDecision) -> int | None:
@@ -280,10 +284,14 @@ class SessionManager:
             return None
         return live.human.decide(decision)
 
-    def shutdown(self, timeout_s: float = 30.0) -> None:
-        """Cancel every running session and wait (up to ``timeout_s`` each) for them to wind down."""
+    def cancel_all(self) -> None:
+        """Ask every running session to stop (the server is stopping); they end ``cancelled``, resumable."""
         for live in self.running():
             self.cancel(live.session_id)
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        """Cancel every running session and wait (up to ``timeout_s`` each) for them to wind down."""
+        self.cancel_all()
         for live in list(self._live.values()):
             live.thread.join(timeout_s)
 
