@@ -31,6 +31,7 @@ from debatecode.llm.settings import LLMSettings
 from debatecode.memory.settings import MemorySettings, ReflexionSettings
 from debatecode.protocol.design.settings import DesignSettings
 from debatecode.protocol.settings import (
+    AdjudicationSettings,
     AdversarialSettings,
     CheckpointSettings,
     ConvergenceSettings,
@@ -114,6 +115,7 @@ class DebateConfig(BaseSettings):
     participants: ParticipantSettings = Field(default_factory=ParticipantSettings)
     dehallucination: DehallucinationSettings = Field(default_factory=DehallucinationSettings)
     self_evolvement: SelfEvolvementSettings = Field(default_factory=SelfEvolvementSettings)
+    adjudication: AdjudicationSettings = Field(default_factory=AdjudicationSettings)
     critique: CritiqueSettings = Field(default_factory=CritiqueSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     optimization: OptimizationSettings = Field(default_factory=OptimizationSettings)

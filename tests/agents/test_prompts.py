@@ -28,6 +28,7 @@ CONTEXT = {
     "disagreements": [{"call": "add(1, 2)", "mine": "returns -1", "theirs": "returns 3", "expected": "returns 3"}],
     "questions": [{"category": "edge_cases", "question": "Negative numbers?"}],
     "count": 3,
+    "call": "add(5, 0)",
     "max_questions": 5,
     "reviews": [{"reviewer": "judge", "role": "judge", "satisfaction": 40, "summary": "wrong sign"}],
     "author": "agent-1",
@@ -101,3 +102,11 @@ def test_every_role_exists_with_a_focus() -> None:
     assert {r.name for r in ROLES.values() if r.kind == "tool"} == {"compiler", "executor"}
     with pytest.raises(KeyError, match="known roles"):
         get_role("pirate")
+
+
+def test_the_adjudication_question_shows_the_call_and_asks_for_a_literal_answer() -> None:
+    chat = render_prompt("adjudicate", style="chat", role=get_role("generator"), task=TASK, **CONTEXT)  # type: ignore[arg-type]
+    user = chat.messages[1]["content"]
+    assert "```python\nadd(5, 0)\n```" in user and "ANSWER: <the return value as a Python literal>" in user
+    completion = render_prompt("adjudicate", style="completion", role=get_role("generator"), task=TASK, **CONTEXT)  # type: ignore[arg-type]
+    assert completion.messages[0]["content"].endswith(">>> add(5, 0)") and "\n>>>" in (completion.stop or [])

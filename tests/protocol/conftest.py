@@ -32,6 +32,7 @@ SKELETON = {
     "phases.dehallucination": False,
     "phases.self_evolvement": True,
     "phases.proposal": True,
+    "phases.adjudication": False,
     "phases.critique": False,
     "phases.review": False,
     "phases.optimization": False,

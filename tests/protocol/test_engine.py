@@ -31,6 +31,7 @@ async def test_full_protocol_with_the_shipped_replies(harness: Harness) -> None:
         "dehallucination",
         "self_evolvement",
         "proposal",
+        "adjudication",
         "reflexion",
         "critique",
         "review",
@@ -156,7 +157,9 @@ async def test_unreachable_model_fails_the_session_and_keeps_its_turns(harness: 
         ],
         default="Vote: Candidate 1",
     )
-    config = harness.config(model, skeleton=True, agents=2, **{"self_evolvement.max_iterations": 0})
+    config = harness.config(
+        model, skeleton=True, agents=2, convergence__ranking="vote", **{"self_evolvement.max_iterations": 0}
+    )
     engine, store = harness.engine(config)
     result = await engine.solve(load_task(ADD_TASK))
     assert result.status == "failed"
@@ -194,7 +197,14 @@ async def test_resume_replays_stored_turns_without_asking_again(harness: Harness
             reply("", agent="agent-1", kind="vote", raise_error="unreachable"),
         ],
     )
-    config = harness.config(first, skeleton=True, agents=2, max_concurrency=1, **{"self_evolvement.max_iterations": 0})
+    config = harness.config(
+        first,
+        skeleton=True,
+        agents=2,
+        max_concurrency=1,
+        convergence__ranking="vote",
+        **{"self_evolvement.max_iterations": 0},
+    )
     engine, store = harness.engine(config)
     failed = await engine.solve(task)
     assert failed.status == "failed"

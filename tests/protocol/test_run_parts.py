@@ -33,7 +33,9 @@ async def test_a_phase_runs_on_hand_built_state_and_deps(harness: Harness, tmp_p
 
 async def test_a_vote_between_rounds_leaves_the_outcome_and_dissents_alone(harness: Harness, tmp_path: Path) -> None:
     model = harness.scripted("unit-vote", [], fn=add_debater())
-    config = harness.config(model, agents=3, rounds=3, **{"participants.contrarian": False})
+    config = harness.config(
+        model, agents=3, rounds=3, convergence__ranking="vote", **{"participants.contrarian": False}
+    )
     run = hand_built_run(config, harness.sandbox, ADD_TASK, tmp_path)
     await ProposalPhase().execute(run, 0)
     run.state.dissents.append(Dissent(role="contrarian", agent="x", phase="proposal", text="keep me"))

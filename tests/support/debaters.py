@@ -7,6 +7,8 @@ is wrong on ``add(5, 0)`` (so exchanged tests have something to catch).
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Callable
 
 GOOD = "```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
@@ -53,6 +55,19 @@ def add_debater(*, buggy: tuple[str, ...] = (), satisfaction: int = 95, style_va
             return "1. Negative numbers are added like any other.\nConfidence: 0.95"
         if kind == "plan":
             return "1. Return a + b because Python ints are unbounded. 2. No special cases."
+        if kind.startswith("adjudicate-"):
+            call = _asked_call(messages)
+            value = ast.literal_eval(call.removeprefix("add")) if call else None
+            if not isinstance(value, tuple) or len(value) != 2:
+                return "The specification does not say.\nANSWER: unknown"
+            return f"The task says to return the sum of a and b.\nANSWER: {value[0] + value[1]}"
         raise AssertionError(f"add_debater has no reply for {tags}")
 
     return reply
+
+
+def _asked_call(messages: object) -> str | None:
+    """The call an ``adjudicate`` prompt asks about (the fenced line after "disagree about this call")."""
+    text = str(messages[-1]["content"]) if isinstance(messages, list) and messages else str(messages)
+    found = re.search(r"disagree about this call:\n```python\n(?P<call>.+?)\n```", text)
+    return found.group("call") if found else None

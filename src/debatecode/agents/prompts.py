@@ -20,15 +20,12 @@ import jinja2
 from debatecode.agents.roles import RoleSpec
 from debatecode.execution.results import TestReport
 from debatecode.llm.parsing import COMPLETION_STOP
-from debatecode.llm.types import Message, PromptStyle
+from debatecode.llm.types import CodeReply, Message, PromptStyle
 from debatecode.task import Task
 
 __all__ = ["KINDS", "CodeReply", "Prompt", "PromptStyle", "render_prompt", "template_variants"]
 
 Output = Literal["code", "text", "calls", "tests", "choice"]
-CodeReply = Literal["code-only", "explain-first", "function-only"]
-"""How a chat prompt asks for code (``llm.code_reply``): the block alone, a short explanation first, or, for the
-draft, the function alone with a one-line system prompt (the standalone greedy recipe; other kinds as code-only)."""
 
 _TEXT_STOP = ["\n\n\n", "\ndef ", "\nclass ", "\n```"]
 
@@ -56,6 +53,7 @@ KINDS: dict[str, KindSpec] = {
     "review": KindSpec("text", 120),
     "teach": KindSpec("text", 160),
     "attack": KindSpec("calls", 96),
+    "adjudicate": KindSpec("text", 96),
     "red": KindSpec("tests", 128),
     "vote": KindSpec("choice", 4),
     "reflect": KindSpec("text", 120),
@@ -242,4 +240,6 @@ def _completion(kind: str, spec: KindSpec, env: jinja2.Environment, values: dict
     stop = [*_TEXT_STOP, "\n# Satisfaction"] if kind == "review" else list(_TEXT_STOP)
     if kind.startswith("reflect"):
         stop = [*_TEXT_STOP, "\n# Root cause", "\ndef "]
+    if kind == "adjudicate":  # the doctest's output line is the answer
+        stop = [*_TEXT_STOP, "\n>>>", "\n#"]
     return Prompt([{"role": "user", "content": text}], "completion", prefix, stop, spec.completion_max_tokens, "text")

@@ -29,6 +29,7 @@ _NO_DEBATE_PHASES = {
     "dehallucination": False,
     "self_evolvement": False,
     "proposal": True,
+    "adjudication": False,
     "critique": False,
     "review": False,
     "optimization": False,

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from debatecode.agents.roles import ROLES, role_names
 
 __all__ = [
+    "AdjudicationSettings",
     "AdversarialSettings",
     "CheckpointSettings",
     "ConvergenceSettings",
@@ -31,7 +32,15 @@ __all__ = [
 ]
 
 PhaseName = Literal[
-    "dehallucination", "self_evolvement", "proposal", "critique", "review", "optimization", "adversarial", "convergence"
+    "dehallucination",
+    "self_evolvement",
+    "proposal",
+    "adjudication",
+    "critique",
+    "review",
+    "optimization",
+    "adversarial",
+    "convergence",
 ]
 
 
@@ -56,7 +65,7 @@ class _Section(BaseModel):
 
 
 class PhaseSettings(_Section):
-    """Which protocol phases run, in this order: dehallucination → self-evolvement → proposal → critique → review → optimization → adversarial → convergence."""
+    """Which protocol phases run, in this order: dehallucination → self-evolvement → proposal → adjudication → critique → review → optimization → adversarial → convergence."""
 
     dehallucination: bool = True
     """Clarifying questions about the task, answered from the task text (or by you, interactively). Skipped for simple tasks."""
@@ -64,6 +73,8 @@ class PhaseSettings(_Section):
     """Each agent drafts code, tests it on the visible tests and refines it before the debate."""
     proposal: bool = True
     """Candidates enter the debate; the Moonshot adds an ambitious version and a pragmatic stepping stone, the Contrarian its objections. Cannot be switched off."""
+    adjudication: bool = True
+    """Where the leading candidates disagree on generated inputs, each debater says apart what the function must return there; a majority's answer becomes a test, and candidates that fail it are refined."""
     critique: bool = True
     """DebateCoder critique: agents write test inputs to break each other's code, outputs are compared, and contrastive analysis drives revisions."""
     review: bool = True
@@ -96,6 +107,17 @@ class SelfEvolvementSettings(_Section):
 
     max_iterations: int = Field(default=2, ge=0, le=10)
     """Refinements per agent after its first draft, while visible tests fail."""
+
+
+class AdjudicationSettings(_Section):
+    """Adjudication: the debaters settle, apart, what the function must return where the candidates disagree."""
+
+    inputs: int = Field(default=24, ge=1, le=200)
+    """Generated inputs the candidates run on to find where they disagree."""
+    max_questions: int = Field(default=3, ge=1, le=20)
+    """Inputs put to the debaters, at most: those on which the largest behaviour clusters of the top test tier differ."""
+    refinements: int = Field(default=1, ge=0, le=5)
+    """Refinements per author whose candidate fails an adjudicated (or visible) test, from the actual failures."""
 
 
 class CritiqueSettings(_Section):

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from debatecode.agents.agent import Agent
-from debatecode.execution.generated import ExchangedTest, GeneratedSuite, RedTest, exchanged_suite, red_suite
+from debatecode.execution.generated import (
+    AdjudicatedTest,
+    ExchangedTest,
+    GeneratedSuite,
+    RedTest,
+    adjudicated_suite,
+    exchanged_suite,
+    red_suite,
+)
 from debatecode.execution.probes import ProbeRunner
 from debatecode.execution.runner import TestRunner
 from debatecode.hooks import HookRunner
@@ -56,9 +64,15 @@ class Candidate:
     def visible_passed(self) -> int:
         return self.report.passed_in("visible")
 
-    def score(self) -> tuple[int, int, int]:
-        """Ranking key: visible tests first, then exchanged, then Red-team tests."""
-        return (self.report.passed_in("visible"), self.report.passed_in("exchanged"), self.report.passed_in("red"))
+    def score(self) -> tuple[int, int, int, int]:
+        """Ranking key: visible tests first, then adjudicated, then exchanged, then Red-team tests."""
+        report = self.report
+        return (
+            report.passed_in("visible"),
+            report.passed_in("adjudicated"),
+            report.passed_in("exchanged"),
+            report.passed_in("red"),
+        )
 
     def all_visible_pass(self) -> bool:
         """No visible test fails (vacuously true for a task without visible tests, as HumanEval prompts can be)."""
@@ -90,6 +104,8 @@ class CodeWorkspace:
     retracted: set[str] = field(default_factory=set)
     """Exchanged tests no longer counted: their author changed its mind, or agents dispute the behaviour."""
     red_tests: list[RedTest] = field(default_factory=list)
+    adjudicated: list[AdjudicatedTest] = field(default_factory=list)
+    """Answers a majority of debaters gave, apart, for inputs the leading candidates disagreed on."""
     alternatives: list[Candidate] = field(default_factory=list)
     hooks: HookRunner | None = None
     """Validations at the hook points (PostProposal, ...); None switches them off."""
@@ -139,8 +155,10 @@ class CodeWorkspace:
         return disputed
 
     def suites(self) -> tuple[GeneratedSuite, ...]:
-        """The generated suites every candidate now runs against: active exchanged tests and accepted attacks."""
+        """The generated suites every candidate now runs against: adjudicated answers, active exchanged tests, accepted attacks."""
         suites: list[GeneratedSuite] = []
+        if self.adjudicated:
+            suites.append(adjudicated_suite(self.adjudicated))
         trusted = self.active_exchanged()
         if trusted:
             suites.append(exchanged_suite(trusted))

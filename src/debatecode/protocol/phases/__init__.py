@@ -1,6 +1,6 @@
 """Protocol phases, one module each, and the plan that orders them.
 
-Order: dehallucination → self-evolvement → proposal → [critique → review]×rounds
+Order: dehallucination → self-evolvement → proposal → adjudication → [critique → review]×rounds
 → optimization → adversarial → convergence. The bracketed phases form the
 debate loop; the engine checks convergence after each loop round.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from debatecode.protocol.driver import ProtocolPlan
+from debatecode.protocol.phases.adjudication import AdjudicationPhase
 from debatecode.protocol.phases.adversarial import AdversarialPhase
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.phases.convergence import ConvergencePhase, check_convergence, round_vote
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PHASE_ORDER",
+    "AdjudicationPhase",
     "AdversarialPhase",
     "ConvergencePhase",
     "CritiquePhase",
@@ -45,6 +47,7 @@ PHASE_ORDER: list[type[Phase]] = [
     DehallucinationPhase,
     SelfEvolvementPhase,
     ProposalPhase,
+    AdjudicationPhase,
     CritiquePhase,
     ReviewPhase,
     OptimizationPhase,

@@ -61,7 +61,7 @@ def check_convergence(run: DebateRun, round_no: int, history: list[tuple[tuple[i
     leader = run.leader()
     round_scores = [r.satisfaction for r in run.state.reviews if r.round == round_no]
     mean = sum(round_scores) / len(round_scores) if round_scores else 0.0
-    history.append((leader.score() if leader else (0, 0, 0), mean))
+    history.append((leader.score() if leader else (0, 0, 0, 0), mean))
     if leader is not None and leader.all_visible_pass() and leader.report.all_passed:
         reviews_on = run.config.phases.review and round_scores
         if not reviews_on or min(round_scores) >= run.config.review.satisfaction_target:
