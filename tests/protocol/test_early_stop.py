@@ -7,6 +7,7 @@ from collections import Counter
 from tests.protocol.conftest import ADD_TASK, BAD, Harness
 from tests.support.debaters import add_debater
 
+from debatecode.execution.inputs import generated_inputs
 from debatecode.execution.results import TestCaseResult, TestReport
 from debatecode.protocol.early_stop import agreement_probes, quorum
 from debatecode.protocol.events import PhaseStarted
@@ -17,13 +18,15 @@ from debatecode.task import load_task
 _DEBATE = {"phases.optimization": True, "phases.adversarial": True, "participants.moonshot": False}
 
 
-def test_probes_start_with_the_visible_calls_and_nudge_each_argument() -> None:
-    probes = agreement_probes(load_task(ADD_TASK), limit=40)
+def test_probes_are_the_generated_inputs_visible_calls_first() -> None:
+    task = load_task(ADD_TASK)
+    probes = agreement_probes(task, limit=40)
 
-    assert probes[:2] == ["add(1, 2)", "add(-4, 4)"], "the task's own example calls come first"
-    assert {"add(0, 2)", "add(2, 2)", "add(1, 1)", "add(1, 3)", "add(1, 0)", "add(-4, 0)"} <= set(probes)
-    assert len(probes) == len(set(probes))
-    assert len(agreement_probes(load_task(ADD_TASK), limit=5)) == 5
+    assert probes[0] == "add(1, 2)", "the task's own example calls come first"
+    assert {"add(-4, 4)", "add(0, 2)", "add(1, 0)"} <= set(probes), "visible calls and their nudges"
+    assert len(probes) == len(set(probes)) > 12, "hypothesis draws add inputs beyond the nudges"
+    assert probes == generated_inputs(task, limit=40, seed=0)
+    assert len(agreement_probes(task, limit=5)) == 5
 
 
 def test_quorum_is_a_strict_majority() -> None:
@@ -62,7 +65,7 @@ async def test_the_early_stop_saves_tokens_against_the_full_debate(harness: Harn
 
 
 async def test_candidates_that_pass_but_disagree_go_on_to_the_debate(harness: Harness) -> None:
-    # agent-2 special-cases b == 0: it passes every visible test but disagrees on the nudged call add(1, 0).
+    # agent-2 special-cases b == 0: it passes every visible test but disagrees on generated calls with b == 0.
     model = harness.scripted("disagreeing", [], fn=add_debater(buggy=("agent-2",)))
     config = harness.config(model, rounds=1, **{"convergence.early_stop": True, **_DEBATE})
     engine, store = harness.engine(config)
@@ -70,7 +73,9 @@ async def test_candidates_that_pass_but_disagree_go_on_to_the_debate(harness: Ha
 
     assert "critique" in [e.phase for e in harness.of(PhaseStarted)]
     probe = next(t for t in store.turns(result.session.id) if t.phase == "early_stop")
-    assert probe.metadata["agree"] is False and "add(1, 0)" in probe.metadata["disagreements"]
+    disagreements = probe.metadata["disagreements"]
+    assert probe.metadata["agree"] is False and disagreements
+    assert all(call.endswith(", 0)") for call in disagreements), disagreements
     assert not result.session.outcome["stop_reason"].startswith("early stop")
     assert result.all_passed, "the debate then catches the hack"
 

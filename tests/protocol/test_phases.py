@@ -153,6 +153,7 @@ async def test_critique_exchanged_tests_catch_what_visible_tests_miss(harness: H
         model,
         agents=2,
         **{
+            "phases.adjudication": False,  # it would settle add(0, 0) before the critique: this tests the critique
             "phases.review": False,
             "phases.optimization": False,
             "phases.adversarial": False,
@@ -285,3 +286,30 @@ async def test_an_agent_whose_model_fails_is_dropped_and_its_subtree_rebalanced(
     turns = store.turns(result.session.id)
     assert not any(t.agent_id == "moonshot" and t.phase in ("review", "convergence") for t in turns)
     assert any(t.agent_id == "moonshot" and t.phase == "proposal" for t in turns), "it took part until it failed"
+
+
+async def test_adjudication_settles_what_visible_tests_miss_and_the_hack_is_refined_away(harness: Harness) -> None:
+    """agent-2 special-cases b == 0 and passes every visible test; the debaters, asked apart, settle add(x, 0)."""
+    model = harness.scripted("adjudicated", [], fn=add_debater(buggy=("agent-2",)))
+    config = harness.config(
+        model,
+        agents=3,
+        **{
+            "phases.critique": False,
+            "phases.review": False,
+            "phases.optimization": False,
+            "phases.adversarial": False,
+            "participants.moonshot": False,
+            "participants.contrarian": False,
+        },
+    )
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    turns = store.turns(result.session.id)
+    questions = [t for t in turns if t.metadata["kind"].startswith("adjudicate-")]
+    assert questions and all(t.phase == "adjudication" for t in questions)
+    assert {t.agent_id for t in questions} == {"agent-1", "agent-2", "agent-3"}, "every author answers"
+    assert all(t.metadata["call"].endswith(", 0)") for t in questions), "only the disputed calls are asked"
+    refine = next(t for t in turns if t.agent_id == "agent-2" and t.metadata["kind"] == "refine-adjudicated-1")
+    assert "test_adjudicated_1" in refine.prompt, "the refinement is shown the adjudicated failure"
+    assert result.all_passed and "a + 1" not in (result.code or "")

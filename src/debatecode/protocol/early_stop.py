@@ -2,10 +2,9 @@
 
 A debate earns its tokens where candidates disagree. When a quorum of the
 authors' candidates pass every visible test *and* give the same results on
-probe inputs derived from the task's own examples (each literal argument
-nudged: ``n`` → ``n - 1``, ``n + 1``, ``0``; a string emptied or reversed; a
-list emptied, reversed or shortened), there is nothing left for the debate
-to settle, so the session goes straight to the final vote. Disagreement on a
+every generated input (``execution/inputs.py``: the task's own calls, nudged
+copies of them, hypothesis draws from the signature and the examples, and the
+edge cases the text names), there is nothing left for the debate to settle, so the session goes straight to the final vote. Disagreement on a
 probe is evidence that at least one candidate is wrong, and the debate runs.
 
 The probe run is a journaled tool turn, so a resumed session decides the same way.
@@ -15,8 +14,8 @@ from __future__ import annotations
 
 import logging
 
-from debatecode.execution.inputs import call_variants
-from debatecode.execution.probes import ProbeResult, parse_calls
+from debatecode.execution.inputs import generated_inputs
+from debatecode.execution.probes import ProbeResult
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.workspace import Candidate
@@ -36,25 +35,14 @@ def quorum(authors: int) -> int:
 
 
 def agreement_probes(task: Task, limit: int) -> list[str]:
-    """Calls of the entry point built from the task's examples and tests, each argument nudged, at most ``limit``.
+    """The generated inputs the passing candidates must agree on, at most ``limit``.
 
-    The visible calls themselves come first (every passing candidate agrees on them by construction,
-    so they cost little and guard against a probe runner that reports nothing).
+    ``execution.inputs.generated_inputs``: the visible calls first (every passing candidate
+    agrees on them by construction, so they cost little and guard against a probe runner that
+    reports nothing), then nudged copies of them, hypothesis draws from the signature and the
+    examples, and the edge cases the task's text names, taken in turn.
     """
-    text = "\n".join([*(e.source for e in task.examples), *(b.code for b in task.tests), task.description])
-    seeds = parse_calls(text, task.entry_point, limit=max(limit, 8))
-    probes: list[str] = []
-    for call in seeds:
-        for variant in call_variants(call):
-            if variant not in probes:
-                probes.append(variant)
-    # Interleave so that a small limit still nudges every seed call.
-    ordered = sorted(probes, key=lambda p: _rank(p, probes, seeds))
-    return ordered[:limit]
-
-
-def _rank(probe: str, probes: list[str], seeds: list[str]) -> tuple[int, int]:
-    return (0 if probe in seeds else 1, probes.index(probe))
+    return generated_inputs(task, limit=limit, seed=0)
 
 
 async def early_agreement(run: DebateRun) -> str | None:

@@ -169,8 +169,8 @@ class ConvergenceSettings(_Section):
     """Stop after this many rounds without improvement (in tests passed or satisfaction)."""
     early_stop: bool = True
     """Skip the debate (critique, review, optimization, adversarial) when a majority of the authors' candidates pass every visible test and agree on probe inputs derived from the task's examples; the final vote still runs."""
-    agreement_probes: int = Field(default=12, ge=1, le=100)
-    """Probe calls run on each passing candidate to decide whether they agree (the early stop)."""
+    agreement_probes: int = Field(default=24, ge=1, le=200)
+    """Generated inputs each passing candidate runs on to decide whether they agree (the early stop)."""
     ranking: Literal["behaviour", "vote"] = "behaviour"
     """How the final choice is made among candidates tied on tests. ``behaviour``: the shared ranking, asking no one: the candidate that agrees with most of the others on generated inputs wins (an error agrees with nothing; ties go to ranking order), as vote, Reflexion and the benchmarks choose. ``vote``: the voting method (``voting``) decides among the tied codes."""
     ranking_inputs: int = Field(default=24, ge=1, le=200)
