@@ -91,8 +91,10 @@ def choose(rows: Sequence[Mapping[str, Any]], n: int, how: str) -> bool:
     if how == "oracle":
         return any(r["passed"] for r in used)
     if how == "recorded":
-        recorded = [{**r, "visible": r["recorded_visible"], "completion": "", "tokens": 0, "calls": 0, "seconds": 0,
-                     "status": "completed", "session_id": ""} for r in used]  # fmt: skip
+        # The recorded run's rule: its own visible counts, then the most frequent code (no behaviour).
+        recorded = [{**{k: v for k, v in r.items() if k != "behaviour"}, "visible": r["recorded_visible"],
+                     "completion": "", "tokens": 0, "calls": 0, "seconds": 0, "status": "completed",
+                     "session_id": ""} for r in used]  # fmt: skip
         return bool(vote_at(recorded, n)["passed"])
     evidence = [
         Evidence(
