@@ -96,7 +96,7 @@ def test_show_prints_the_whole_episode_by_prefix(filled: tuple[Path, dict[str, s
         assert " ".join(text.split()) in " ".join(proc.stdout.split())
     assert "test_x" in proc.stdout
     proc = run_cli("memory", "show", "nosuchid", cwd=cwd, env=env)
-    assert proc.returncode == 3
+    assert proc.returncode == 2  # an id that matches nothing is bad input, as for `sessions show` (issue 31)
     assert "no episode matches 'nosuchid'" in proc.stderr
 
 
