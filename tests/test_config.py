@@ -76,6 +76,11 @@ def test_explicit_config_file_and_env_pointer(isolated_cwd: Path, monkeypatch: p
     monkeypatch.setenv("DEBATECODE_CONFIG", str(isolated_cwd / "missing.toml"))
     with pytest.raises(ConfigError, match="does not exist"):
         load_config()
+    for not_a_file, kind in (("/dev/zero", "a character device"), (str(isolated_cwd), "a directory")):
+        monkeypatch.setenv("DEBATECODE_CONFIG", not_a_file)  # it used to say "which does not exist" (issue 31)
+        with pytest.raises(ConfigError, match=f"{kind}, not a regular file") as info:
+            load_config()
+        assert "does not exist" not in str(info.value)
 
 
 def test_reference_docs_cover_every_field() -> None:

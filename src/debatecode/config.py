@@ -295,8 +295,11 @@ def find_config_file(start: Path | None = None) -> Path | None:
     explicit = os.environ.get("DEBATECODE_CONFIG")
     if explicit:
         path = Path(explicit)
-        if not path.is_file():
-            raise ConfigError(f"DEBATECODE_CONFIG points to {path}, which does not exist.", source="environment")
+        if not path.exists():  # anything else that is not a config file: _read_toml says what it is
+            raise ConfigError(
+                f"DEBATECODE_CONFIG points to {path}, which does not exist; point it at a debatecode.toml or unset it.",
+                source="environment",
+            )
         return path
     candidate = (start or Path.cwd()) / CONFIG_FILE_NAME
     return candidate if candidate.is_file() else None
