@@ -134,3 +134,14 @@ def test_a_read_only_store_of_an_older_schema_says_it_cannot_be_migrated(tmp_pat
     message = " ".join(listed.stderr.split())
     assert "is read-only" in message and "is older than this debatecode's" in message
     assert "copy it to a writable folder and point store_url there" in message
+
+
+def test_a_store_whose_driver_is_not_installed_is_bad_input() -> None:
+    """A missing driver is a missing extra: exit 2, as for every extra (docs/cli.md, "Exit status")."""
+    import importlib.util
+
+    if importlib.util.find_spec("MySQLdb") is not None:
+        pytest.skip("MySQLdb is installed here")
+    with pytest.raises(ConfigError, match=r"database driver .* is not installed") as info:
+        open_store("mysql+mysqldb://user:secret@127.0.0.1/db")
+    assert "secret" not in str(info.value)

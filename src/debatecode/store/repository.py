@@ -112,9 +112,8 @@ def build_engine(url: str | URL) -> Engine:
     (in memory) uses a single shared connection and suits tests only.
 
     Raises:
-        ConfigError: the SQLite file's folder does not exist.
-        StoreError: the URL is malformed, its driver is not installed, or the
-            ``.debatecode`` folder cannot be created.
+        ConfigError: the SQLite file's folder does not exist, or the URL's driver is not installed.
+        StoreError: the URL is malformed, or the ``.debatecode`` folder cannot be created.
     """
     shown = _display_url(url)
     try:
@@ -134,10 +133,13 @@ def build_engine(url: str | URL) -> Engine:
             engine = create_engine(parsed)
     except OSError as exc:
         raise StoreError(f"cannot create the directory of store {shown}: {exc}") from exc
-    except ImportError as exc:
-        raise StoreError(
+    except ImportError as exc:  # a feature whose extra is not installed: bad input (exit 2), as for every extra
+        from debatecode.errors import ConfigError
+
+        raise ConfigError(
             f"the database driver for store {shown} is not installed ({exc}); "
-            "for PostgreSQL use a postgresql+psycopg:// URL and `pip install 'psycopg[binary]'`"
+            "for PostgreSQL use a postgresql+psycopg:// URL and `pip install 'debatecode[postgres]'`",
+            key="store_url",
         ) from exc
     except SQLAlchemyError as exc:
         raise StoreError(f"cannot use store {shown}: {exc}") from exc
