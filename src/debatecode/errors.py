@@ -11,8 +11,7 @@ distinct exit codes and advice::
     │   ├── TaskError             malformed or missing task file
     │   ├── UnknownModelError     model string no provider answers to
     │   ├── RecordNotFound        no stored episode or lesson with that id
-    │   ├── SessionNotFound       no stored session with that id
-    │   └── SessionBusy           another process is running or resuming that session
+    │   └── SessionNotFound       no stored session with that id
     └── RunError                  something failed while running           (exit 3)
         ├── ModelError            a model call failed for good
         │   ├── ModelUnreachable  connection refused, DNS, repeated timeouts
@@ -25,6 +24,7 @@ distinct exit codes and advice::
         ├── SandboxError          the sandbox could not run a job
         │   └── SandboxUnavailable  the chosen backend is not usable here
         ├── StoreError            the session store failed
+        ├── SessionBusy           another process is running or resuming that session
         ├── DiskWriteError        the disk refused a write: full, over quota or read-only
         ├── VersionControlError   the git worktree could not be updated
         └── ClusterUnreachable    the Ray cluster of --ray-address does not answer
@@ -166,8 +166,10 @@ class SessionNotFound(UserError):
         super().__init__(text + ". List sessions with `debatecode sessions list`.")
 
 
-class SessionBusy(UserError):
+class SessionBusy(RunError):
     """Another process runs (or resumes) the session: one at a time may write its turns.
+
+    A run failure (exit 3), not bad input: the same command succeeds once that process has ended.
 
     ``pid`` and ``host`` name that process; ``resuming`` says whether it is a resume.
     """
