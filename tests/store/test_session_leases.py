@@ -50,7 +50,7 @@ def test_a_second_resume_is_refused_naming_the_process_that_resumes(store: Sessi
     message = str(refused.value)
     assert f"this session (s1) is already being resumed (pid {other_process})" in message
     assert f"kill {other_process}" in message and "--resume s1" in message
-    assert refused.value.exit_code == ExitCode.BAD_INPUT
+    assert refused.value.exit_code == ExitCode.RUN_FAILED  # valid input: it works once the other process ends
     assert [held.pid for held in leases(store)] == [other_process], "the other process keeps its lease"
 
 
