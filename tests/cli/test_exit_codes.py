@@ -48,7 +48,8 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...], dict[str, str], int, str]] =
     (("debate",), ("",), {}, INPUT, "the question is empty"),
     (("sweep",), ("nosuch.md", "--set", "agents=1,2"), {}, INPUT, "task file not found"),
     (("sweep",), (ADD, "--set", "agents=1,2", "--model", REPLIES, "--sandbox", "docker"), NO_DOCKER, ENVIRONMENT, ""),
-    (("serve",), ("--host", "0.0.0.0", "--port", str(_closed_port())), {}, INPUT, "give a token"),
+    # A fixed port: the refusal comes before any bind, and a random one would differ between xdist workers' ids.
+    (("serve",), ("--host", "0.0.0.0", "--port", "8799"), {}, INPUT, "give a token"),
     (("sessions", "list"), ("--status", "bogus"), {}, INPUT, "not a session status"),
     (("sessions", "list"), (), NO_STORE, ENVIRONMENT, "Connection refused"),
     (("sessions", "show"), ("nosuch",), {}, INPUT, "no session matches 'nosuch'"),
