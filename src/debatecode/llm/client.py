@@ -42,10 +42,10 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
@@ -255,6 +255,26 @@ class LiteLLMTransport:
                 model=request.model,
             )
         litellm = _import_litellm()
+        try:
+            response = await litellm.acompletion(**self._kwargs(litellm, request))
+        except Exception as exc:
+            _raise_translated(exc, request.model)
+        if not getattr(response, "choices", None):
+            # Seen under load and from content filters: a fault of the provider, worth another attempt.
+            raise ModelTransientError("the provider answered with no choices", model=request.model)
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        return RawCompletion(
+            text=choice.message.content or "",
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            finish_reason=choice.finish_reason,
+            cost_usd=_response_cost(response) if network else 0.0,
+        )
+
+    def _kwargs(self, litellm: Any, request: CompletionRequest) -> dict[str, Any]:
+        """``litellm.acompletion``'s arguments for ``request``."""
+        network = self.network
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": [dict(m) for m in request.messages],
@@ -276,22 +296,7 @@ class LiteLLMTransport:
             register_local_provider(litellm)
             if request.stop:
                 kwargs["metadata"] = {STOP_METADATA_KEY: list(request.stop)}
-        try:
-            response = await litellm.acompletion(**kwargs)
-        except Exception as exc:
-            _raise_translated(exc, request.model)
-        if not getattr(response, "choices", None):
-            # Seen under load and from content filters: a fault of the provider, worth another attempt.
-            raise ModelTransientError("the provider answered with no choices", model=request.model)
-        choice = response.choices[0]
-        usage = getattr(response, "usage", None)
-        return RawCompletion(
-            text=choice.message.content or "",
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            finish_reason=choice.finish_reason,
-            cost_usd=_response_cost(response) if network else 0.0,
-        )
+        return kwargs
 
 
 def _check_local(name: str) -> str | None:
@@ -314,6 +319,39 @@ class LocalTransport(LiteLLMTransport):
     """
 
     network = False
+
+    async def complete_batch(self, request: CompletionRequest, seeds: Sequence[int]) -> list[RawCompletion]:
+        """``len(seeds)`` samples of ``request`` in one batched decode: litellm's ``n``, which the local handler honours.
+
+        Each reports the prompt's tokens (evaluated once) and its own completion tokens.
+
+        Raises:
+            ModelError: and its subclasses (see ``debatecode.llm.local_batch.generate_local_batch``).
+        """
+        from debatecode.llm.local import SEEDS_METADATA_KEY
+
+        litellm = _import_litellm()
+        kwargs = self._kwargs(litellm, request)
+        kwargs["n"] = len(seeds)
+        kwargs["metadata"] = {**kwargs.get("metadata", {}), SEEDS_METADATA_KEY: list(seeds)}
+        try:
+            response = await litellm.acompletion(**kwargs)
+        except Exception as exc:
+            _raise_translated(exc, request.model)
+        choices = list(getattr(response, "choices", None) or [])
+        if len(choices) != len(seeds):
+            raise ModelError(f"asked for {len(seeds)} choices, got {len(choices)}", model=request.model)
+        usage = getattr(response, "usage", None)
+        return [
+            RawCompletion(
+                text=choice.message.content or "",
+                prompt_tokens=getattr(usage, "prompt_tokens", None),
+                completion_tokens=(choice.message.provider_specific_fields or {}).get("completion_tokens"),
+                finish_reason=choice.finish_reason,
+                cost_usd=0.0,
+            )
+            for choice in choices
+        ]
 
 
 # --- the client ---------------------------------------------------------------------------------
@@ -448,6 +486,82 @@ class LLMClient:
             budget.charge(completion)
         return completion
 
+    async def complete_n(
+        self,
+        model: str,
+        messages: list[Message],
+        n: int,
+        *,
+        seeds: Sequence[int] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        tags: dict[str, str] | None = None,
+        budget: TokenBudget | None = None,
+    ) -> list[Completion]:
+        """``n`` completions of one prompt (drafts), completion ``i`` sampled with ``seeds[i]`` (default ``i``).
+
+        A provider whose transport has ``complete_batch`` (``local/``) samples them in one batched
+        decode: the prompt is evaluated once and charged once, to the first completion (the others
+        report 0 prompt tokens; each reports its own completion tokens and ``batch_size=n``), and each
+        draft's ``max_tokens`` is capped at an ``n``-th of the tokens left in the budget. Any other
+        model gets ``n`` calls of ``complete``, one after another. Arguments and errors as ``complete``.
+
+        Raises:
+            ValueError: ``n`` < 1 or fewer ``seeds`` than ``n``.
+        """
+        seeds = list(range(n)) if seeds is None else list(seeds)[:n]
+        if n < 1 or len(seeds) < n:
+            raise ValueError(f"n drafts need n >= 1 and n seeds; got n={n} and {len(seeds)} seeds")
+        resolved = self.resolve(model)
+        send = _batch_sender(self._transport, resolved, model) if n > 1 else None
+        if send is None:
+            return [
+                await self.complete(
+                    model,
+                    messages,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    seed=seed,
+                    stop=stop,
+                    tags=tags,
+                    budget=budget,
+                )
+                for seed in seeds
+            ]
+        wanted = max_tokens if max_tokens is not None else self.settings.max_tokens
+        reply_tokens = max(1, self._reserve(wanted * n, budget) // n)
+        messages, dropped = await self._fit(model, messages, reply_tokens)
+        request = CompletionRequest(
+            model=model,
+            resolved=resolved,
+            messages=messages,
+            max_tokens=reply_tokens,
+            temperature=temperature if temperature is not None else self.settings.temperature,
+            seed=seeds[0],
+            stop=stop,
+            tags=dict(tags or {}),
+            api_base=self.settings.api_base,
+            timeout_s=self.settings.request_timeout_s,
+        )
+        started = time.perf_counter()
+        raws = await self._retrying(request, lambda: _send_batch(send, request, seeds))
+        latency_s = time.perf_counter() - started
+        completions = [
+            self._record(
+                request.model_copy(update={"seed": seed}),
+                raw if i == 0 else raw.model_copy(update={"prompt_tokens": 0}),
+                latency_s,
+                dropped,
+                batch_size=n,
+            )
+            for i, (seed, raw) in enumerate(zip(seeds, raws, strict=True))
+        ]
+        if budget is not None:
+            for completion in completions:
+                budget.charge(completion)
+        return completions
+
     async def _fit(
         self, model: str, messages: list[Message], reply_tokens: int
     ) -> tuple[list[Message], tuple[str, ...]]:
@@ -472,6 +586,9 @@ class LLMClient:
         return min(max_tokens, self.token_budget - used)
 
     async def _send_with_retries(self, request: CompletionRequest) -> RawCompletion:
+        return await self._retrying(request, lambda: self._send_once(request))
+
+    async def _retrying(self, request: CompletionRequest, send: Callable[[], Awaitable[_T]]) -> _T:
         attempts = self.settings.max_retries + 1
         retrying = AsyncRetrying(
             stop=stop_after_attempt(attempts),
@@ -483,10 +600,10 @@ class LLMClient:
         try:
             async for attempt in retrying:
                 with attempt:
-                    raw = await self._send_once(request)
+                    result = await send()
         except ModelTransientError as exc:
             raise _exhausted(exc, request, attempts) from exc
-        return raw
+        return result
 
     async def _send_once(self, request: CompletionRequest) -> RawCompletion:
         try:
@@ -497,7 +614,13 @@ class LLMClient:
             _raise_translated(exc, request.model)
 
     def _record(
-        self, request: CompletionRequest, raw: RawCompletion, latency_s: float, dropped: tuple[str, ...] = ()
+        self,
+        request: CompletionRequest,
+        raw: RawCompletion,
+        latency_s: float,
+        dropped: tuple[str, ...] = (),
+        *,
+        batch_size: int = 1,
     ) -> Completion:
         estimated = raw.prompt_tokens is None or raw.completion_tokens is None
         prompt_tokens = raw.prompt_tokens
@@ -525,11 +648,35 @@ class LLMClient:
             finish_reason=raw.finish_reason or "stop",
             tags=request.tags,
             dropped=dropped,
+            batch_size=batch_size,
         )
         with self._lock:
             self.usage.add(completion)
             self.calls.append(completion)
         return completion
+
+
+_T = TypeVar("_T")
+
+BatchSender = Callable[[CompletionRequest, Sequence[int]], Awaitable[list[RawCompletion]]]
+"""A transport's ``complete_batch``: one request, one sample per seed, from one batched call."""
+
+
+def _batch_sender(transport: Transport, resolved: ResolvedModel, model: str) -> BatchSender | None:
+    """The ``complete_batch`` of the transport that serves ``model`` (through a ``ModelRouter``), if it has one."""
+    if isinstance(transport, ModelRouter):
+        transport = transport.transport(resolved.kind, model=model)
+    send: BatchSender | None = getattr(transport, "complete_batch", None)
+    return send
+
+
+async def _send_batch(send: BatchSender, request: CompletionRequest, seeds: Sequence[int]) -> list[RawCompletion]:
+    try:
+        return await send(request, seeds)
+    except DebatecodeError:
+        raise
+    except Exception as exc:
+        _raise_translated(exc, request.model)
 
 
 def _backoff(base_delay_s: float) -> Callable[[RetryCallState], float]:

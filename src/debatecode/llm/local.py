@@ -398,6 +398,8 @@ async def agenerate_local(
 
 STOP_METADATA_KEY = "debatecode_stop"
 """Metadata key carrying the complete stop list past litellm's 4-sequence cap."""
+SEEDS_METADATA_KEY = "debatecode_seeds"
+"""Metadata key carrying one seed per choice of an ``n > 1`` request (``local_batch.batch_sampling``)."""
 
 
 def _sampling(optional_params: Mapping[str, Any], litellm_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -411,6 +413,13 @@ def _sampling(optional_params: Mapping[str, Any], litellm_params: Mapping[str, A
         "stop": [stop] if isinstance(stop, str) else stop,
         "seed": optional_params.get("seed"),
     }
+
+
+def _choices(model: str, params: Mapping[str, Any]) -> int:
+    n = int(params.get("n") or 1)
+    if n < 1:
+        raise ModelRequestError(f"n must be at least 1, not {n}", model=f"{PROVIDER}/{model}")
+    return n
 
 
 def _fill_response(model_response: Any, model: str, generation: LocalGeneration) -> Any:
@@ -434,16 +443,33 @@ def _handler() -> Any:
     from litellm import CustomLLM
 
     class LocalLlamaLLM(CustomLLM):
-        """litellm provider ``local``: the embedded llama.cpp models."""
+        """litellm provider ``local``: the embedded llama.cpp models.
+
+        ``n > 1`` samples the ``n`` choices in one batched decode (``local_batch``), the prompt evaluated once.
+        """
 
         def completion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
-            params = kwargs.get("optional_params") or {}
-            generation = generate_local(model, messages, **_sampling(params, kwargs.get("litellm_params")))
+            params, litellm_params = kwargs.get("optional_params") or {}, kwargs.get("litellm_params")
+            n = _choices(model, params)
+            if n > 1:
+                from debatecode.llm.local_batch import batch_sampling, fill_choices, generate_local_batch
+
+                generations = generate_local_batch(model, messages, n, **batch_sampling(params, litellm_params, n))
+                return fill_choices(kwargs["model_response"], model, generations)
+            generation = generate_local(model, messages, **_sampling(params, litellm_params))
             return _fill_response(kwargs["model_response"], model, generation)
 
         async def acompletion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
-            params = kwargs.get("optional_params") or {}
-            generation = await agenerate_local(model, messages, **_sampling(params, kwargs.get("litellm_params")))
+            params, litellm_params = kwargs.get("optional_params") or {}, kwargs.get("litellm_params")
+            n = _choices(model, params)
+            if n > 1:
+                from debatecode.llm.local_batch import agenerate_local_batch, batch_sampling, fill_choices
+
+                generations = await agenerate_local_batch(
+                    model, messages, n, **batch_sampling(params, litellm_params, n)
+                )
+                return fill_choices(kwargs["model_response"], model, generations)
+            generation = await agenerate_local(model, messages, **_sampling(params, litellm_params))
             return _fill_response(kwargs["model_response"], model, generation)
 
     return LocalLlamaLLM()

@@ -47,6 +47,9 @@ class Completion(BaseModel):
     tags: dict[str, str] = Field(default_factory=dict)
     dropped: tuple[str, ...] = ()
     """What was cut from the prompt to fit the model's context window (one note per shortened message)."""
+    batch_size: int = 1
+    """How many completions of one prompt were sampled together in the batched call this one came from
+    (``LLMClient.complete_n``). The batch's prompt tokens are charged to its first completion; the others report 0."""
 
     @property
     def total_tokens(self) -> int:
@@ -121,4 +124,7 @@ Transport = Callable[[CompletionRequest], Awaitable[RawCompletion]]
 """The I/O layer: sends one request. It raises ``debatecode.errors`` (``ModelTransientError`` for
 failures worth retrying) or litellm/openai exceptions, which the client translates.
 
-A transport may also define ``async aclose()``; ``LLMClient.aclose`` calls it."""
+A transport may also define ``async aclose()``; ``LLMClient.aclose`` calls it, and
+``async complete_batch(request, seeds) -> list[RawCompletion]``: one sample of ``request`` per seed from
+one batched call, each reporting the prompt's tokens and its own completion tokens; ``LLMClient.complete_n``
+uses it when the transport serving the model has it."""
