@@ -32,13 +32,15 @@ def test_audit_trail_then_replay_reproduces_the_session(solved_add: SolvedAdd, t
     assert audited.returncode == 0, audited.stderr
     trail = json.loads(audited.stdout)
     assert trail["session"]["id"] == session_id and trail["task"]["text"].startswith("---")
-    # 36 model and tool turns, plus the two early-stop probe runs (agent-2's b == 0 hack makes them disagree).
-    assert len(trail["turns"]) == 38
+    # 30 model turns, 6 adjudication answers, the adjudication's and the final ranking's probe runs, and the
+    # two early-stop probe runs (agent-2's b == 0 hack makes them disagree). No vote: the final choice is by behaviour.
+    assert len(trail["turns"]) == 40
+    assert sum(1 for t in trail["turns"] if t["metadata"].get("kind", "").startswith("adjudicate-")) == 6
     assert [t["metadata"]["agree"] for t in trail["turns"] if t["phase"] == "early_stop"] == [False, False]
     first = trail["turns"][0]
     for field in ("prompt", "model", "content", "tool_calls", "test_results", "metadata", "prompt_tokens"):
         assert field in first
-    assert len(trail["votes"]) == 6 and all(v["ranking"] for v in trail["votes"])
+    assert trail["votes"] == [] and trail["session"]["outcome"]["method"] == "behaviour"
     assert any(t["tool_calls"] for t in trail["turns"]), "probe results are part of the trail"
     (tmp_path / "audit.json").write_text(audited.stdout)
 
@@ -52,8 +54,9 @@ def test_a_tampered_trail_is_reported_as_diverging(solved_add: SolvedAdd, tmp_pa
     tmp_path = solved_add.copy_to(tmp_path / "solved")
     trail = json.loads(run_cli("sessions", "audit", _session_id(tmp_path), cwd=tmp_path).stdout)
     for turn in trail["turns"]:
-        if turn["metadata"].get("kind") == "vote":
-            turn["content"] = "Ranking: 2 > 1 > 3 > 4\nVote: Candidate 2"
+        # agent-3 now sides with agent-1 on add(0, 0): a majority settles a test that agent-2's hack fails.
+        if turn["agent_id"] == "agent-3" and turn["metadata"].get("kind") == "adjudicate-1":
+            turn["content"] = "Zero plus zero is zero.\nANSWER: 0"
     (tmp_path / "tampered.json").write_text(json.dumps(trail))
     replayed = run_cli("sessions", "replay", "tampered.json", "--out", "replayed", "--sandbox", "local", cwd=tmp_path)
     assert replayed.returncode == 1
