@@ -207,3 +207,9 @@ def test_the_batch_context_grows_for_more_drafts_and_is_freed_with_its_model(mon
     finally:
         llama.close()
     assert large.ctx is None, "closing the model frees its batch context first"
+
+
+def test_litellm_n_below_one_is_refused() -> None:
+    assert local._choices(MODEL, {}) == 1
+    with pytest.raises(ModelRequestError, match="n must be at least 1, not 0"):
+        local._choices(MODEL, {"n": 0})

@@ -416,7 +416,7 @@ def _sampling(optional_params: Mapping[str, Any], litellm_params: Mapping[str, A
 
 
 def _choices(model: str, params: Mapping[str, Any]) -> int:
-    n = int(params.get("n") or 1)
+    n = 1 if params.get("n") is None else int(params["n"])
     if n < 1:
         raise ModelRequestError(f"n must be at least 1, not {n}", model=f"{PROVIDER}/{model}")
     return n
