@@ -20,6 +20,7 @@ def test_resolve_model_routes_each_kind(tmp_path: Path) -> None:
         "provider": "local",
         "name": "gemma-3-270m",
         "prompt_style_default": "completion",
+        "code_reply_default": "code-only",
     }
     assert resolve_model("scripted/judge").kind == "scripted"
     assert resolve_model(f"scripted:{tmp_path / 'x.yaml'}").kind == "scripted_file"

@@ -74,7 +74,7 @@ from debatecode.llm.transport import (
     Transport,
     UsageTotals,
 )
-from debatecode.llm.types import Message, PromptStyle, estimate_tokens
+from debatecode.llm.types import CodeReply, Message, PromptStyle, estimate_tokens
 
 __all__ = [
     "ALLOW_MODEL_REQUESTS",
@@ -136,7 +136,13 @@ def resolve_model(model: str) -> ResolvedModel:
         problem = spec.refusal(name)
         if problem:
             raise UnknownModelError(model, known_prefixes(), problem)
-        return ResolvedModel(kind=spec.name, provider=spec.reported, name=name, prompt_style_default=spec.style(name))
+        return ResolvedModel(
+            kind=spec.name,
+            provider=spec.reported,
+            name=name,
+            prompt_style_default=spec.style(name),
+            code_reply_default=spec.code_reply(name),
+        )
     litellm = _import_litellm()
     try:
         name, litellm_provider, _key, _base = litellm.get_llm_provider(model)
@@ -310,7 +316,18 @@ def _local_style(name: str) -> PromptStyle:
     return LOCAL_MODELS[name].prompt_style
 
 
-@register_provider("local", prefix="local/", prompt_style="completion", check=_check_local, style_of=_local_style)
+def _local_code_reply(name: str) -> CodeReply:
+    return LOCAL_MODELS[name].code_reply
+
+
+@register_provider(
+    "local",
+    prefix="local/",
+    prompt_style="completion",
+    check=_check_local,
+    style_of=_local_style,
+    code_reply_of=_local_code_reply,
+)
 class LocalTransport(LiteLLMTransport):
     """Provider ``local``: the embedded llama.cpp models, in-process, through litellm's custom-provider hook.
 
@@ -417,6 +434,16 @@ class LLMClient:
         if self.settings.prompt_style != "auto":
             return self.settings.prompt_style
         return self.resolve(model).prompt_style_default
+
+    def code_reply(self, model: str) -> CodeReply:
+        """How a chat prompt asks ``model`` for code: the setting, or the model's default when it is ``auto``.
+
+        Raises:
+            UnknownModelError: see ``resolve_model``.
+        """
+        if self.settings.code_reply != "auto":
+            return self.settings.code_reply
+        return self.resolve(model).code_reply_default
 
     @property
     def remaining_tokens(self) -> int | None:

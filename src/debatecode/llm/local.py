@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from debatecode.errors import ModelError, ModelRequestError
-from debatecode.llm.types import PromptStyle
+from debatecode.llm.types import CodeReply, PromptStyle
 from debatecode.llm.weights import ChunkedWeights, WeightsError, assemble
 
 __all__ = [
@@ -85,6 +85,9 @@ class LocalModelSpec:
     prompt_style: PromptStyle = "completion"
     """``completion`` for a base model (raw text in, continuation out); ``chat`` for an instruction-tuned
     model, whose messages go through the chat template stored in its GGUF file."""
+    code_reply: CodeReply = "code-only"
+    """How a chat prompt asks it for code under ``llm.code_reply = "auto"``: the variant that passed the most
+    visible checks in its measured prompt A/B (benchmarks/results/prompt-ab-164/), else code-only."""
 
 
 QWEN_CODER_05B = ChunkedWeights(

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from debatecode.errors import UnknownModelError
-from debatecode.llm.types import PromptStyle
+from debatecode.llm.types import CodeReply, PromptStyle
 
 if TYPE_CHECKING:
     from debatecode.llm.transport import Transport
@@ -102,10 +102,16 @@ class ProviderSpec:
     empty name is refused."""
     style_of: Callable[[str], PromptStyle] | None = None
     """The prompt style of one model (the name after the prefix), when the provider's models differ."""
+    code_reply_of: Callable[[str], CodeReply] | None = None
+    """How a chat prompt asks one model for code (``llm.code_reply = "auto"``); ``code-only`` without it."""
 
     def style(self, name: str) -> PromptStyle:
         """The default prompt style of the model ``name`` (the part after the prefix)."""
         return self.style_of(name) if self.style_of is not None else self.prompt_style
+
+    def code_reply(self, name: str) -> CodeReply:
+        """The default ``llm.code_reply`` of the model ``name`` (the part after the prefix)."""
+        return self.code_reply_of(name) if self.code_reply_of is not None else "code-only"
 
     def refusal(self, name: str) -> str | None:
         """Why this provider does not serve the model ``name`` (the part after the prefix), or None when it does."""
@@ -150,6 +156,7 @@ def register_provider(
     label: str | None = None,
     check: Callable[[str], str | None] | None = None,
     style_of: Callable[[str], PromptStyle] | None = None,
+    code_reply_of: Callable[[str], CodeReply] | None = None,
 ) -> Callable[[F], F]:
     """Decorator: register a transport factory as provider ``name``, replacing any earlier one of that name.
 
@@ -174,6 +181,7 @@ def register_provider(
             label=label,
             check=check,
             style_of=style_of,
+            code_reply_of=code_reply_of,
         )
         with _lock:
             _registry[name] = spec

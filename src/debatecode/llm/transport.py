@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from debatecode.llm.types import Message, PromptStyle
+from debatecode.llm.types import CodeReply, Message, PromptStyle
 
 __all__ = [
     "Completion",
@@ -91,6 +91,8 @@ class ResolvedModel(BaseModel):
     name: str
     """Model name without the provider prefix (for ``scripted_file``: the file path)."""
     prompt_style_default: PromptStyle
+    code_reply_default: CodeReply = "code-only"
+    """How a chat prompt asks it for code when ``llm.code_reply`` is ``auto`` (the provider's ``code_reply_of``)."""
 
 
 class CompletionRequest(BaseModel):

@@ -11,11 +11,16 @@ from typing import Literal
 
 from typing_extensions import TypedDict
 
-__all__ = ["Message", "PromptStyle", "estimate_tokens"]
+__all__ = ["CodeReply", "Message", "PromptStyle", "estimate_tokens"]
 
 PromptStyle = Literal["chat", "completion"]
 """``chat``: system and user messages, the code comes back fenced. ``completion``: one raw prompt
 that ends where a base model continues (a function header)."""
+
+CodeReply = Literal["code-only", "explain-first", "function-only"]
+"""How a chat prompt asks for code (``llm.code_reply``): the whole ``solution.py`` in one block and nothing
+else; a short explanation first, then the block; or, for the draft, the function alone under a one-line
+system prompt (issue 32's standalone greedy recipe; its other prompts are code-only's)."""
 
 
 class Message(TypedDict):

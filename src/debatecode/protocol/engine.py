@@ -293,7 +293,7 @@ class DebateEngine(SessionDriver[DebateRun]):
             },
             next_version=max((v.version_number for v in stored_versions), default=0) + 1,
         )
-        participants = plan_participants(self.config, task, self.llm.prompt_style)
+        participants = plan_participants(self.config, task, self.llm.prompt_style, self.llm.code_reply)
         deps = DebateDeps(
             llm=self.llm,
             bus=self.bus,

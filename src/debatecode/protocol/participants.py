@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from debatecode.agents.agent import Agent
 from debatecode.config import DebateConfig
-from debatecode.llm.types import PromptStyle
+from debatecode.llm.types import CodeReply, PromptStyle
 from debatecode.protocol.allowance import TokenAllowance
 from debatecode.protocol.ordering import AgentOrdering
 from debatecode.protocol.roster import build_roster
@@ -39,11 +39,16 @@ class Participants:
     allowance: TokenAllowance | None
 
 
-def plan_participants(config: DebateConfig, task: Task, style_of: Callable[[str], PromptStyle]) -> Participants:
-    """The roster for ``task`` and the services built on it."""
+def plan_participants(
+    config: DebateConfig,
+    task: Task,
+    style_of: Callable[[str], PromptStyle],
+    reply_of: Callable[[str], CodeReply] | None = None,
+) -> Participants:
+    """The roster for ``task`` and the services built on it (``reply_of``: see ``build_roster``)."""
     style, reason = select_planning_style(task.description, config.agents, task.difficulty, config.topology.planning)
     planning_style = str(style.value)
-    agents = build_roster(config, planning_style, style_of)
+    agents = build_roster(config, planning_style, style_of, reply_of)
     competitors = [a for a in agents if a.role.name in COMPETITOR_ROLES]
     return Participants(
         agents=agents,

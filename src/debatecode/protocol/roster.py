@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from debatecode.agents.agent import Agent
-from debatecode.agents.prompts import PromptStyle
+from debatecode.agents.prompts import CodeReply, PromptStyle
 from debatecode.agents.roles import get_role
 from debatecode.config import DebateConfig
+from debatecode.llm.client import resolve_model
 
-__all__ = ["AUTHOR_ROLES", "author_sampling", "build_roster", "model_for"]
+__all__ = ["AUTHOR_ROLES", "author_sampling", "build_roster", "code_reply_for", "model_for"]
 
 AUTHOR_ROLES = ("generator", "implementer")
 """The roles that write candidates: ``generator`` (each author plans its own code) or ``implementer`` (CPDE)."""
@@ -58,18 +59,40 @@ def _needed_roles(config: DebateConfig, planning_style: str) -> list[str]:
     return roles
 
 
-def build_roster(config: DebateConfig, planning_style: str, style_of: Callable[[str], PromptStyle]) -> list[Agent]:
+def code_reply_for(config: DebateConfig, model: str) -> CodeReply:
+    """``llm.code_reply``, or ``model``'s own default when it is ``auto`` (as ``LLMClient.code_reply``).
+
+    Raises:
+        UnknownModelError: see ``resolve_model``.
+    """
+    setting = config.llm.code_reply
+    return resolve_model(model).code_reply_default if setting == "auto" else setting
+
+
+def build_roster(
+    config: DebateConfig,
+    planning_style: str,
+    style_of: Callable[[str], PromptStyle],
+    reply_of: Callable[[str], CodeReply] | None = None,
+) -> list[Agent]:
     """The session's agents: ``agents`` authors (``agent-1``...) and one agent per needed role.
 
     Models come from ``model_for``: authors use ``agent_models`` round-robin
     (heterogeneous debate), else the ``models`` entry of their role, else of
     ``generator``, else ``model``; every other role uses its ``models`` entry, else
     ``model``. The first author decodes greedily, the others sample at
-    ``llm.temperature`` with their own seed (``author_sampling``).
+    ``llm.temperature`` with their own seed (``author_sampling``). ``reply_of`` gives
+    each model's ``code_reply`` (``LLMClient.code_reply``; by default ``code_reply_for``).
 
     Raises:
         KeyError: a configured reviewer or optimizer names an unknown role.
+        UnknownModelError: ``llm.code_reply`` is ``auto`` and a model string names no model.
     """
+    if reply_of is None:
+
+        def reply_of(model: str) -> CodeReply:
+            return code_reply_for(config, model)
+
     author_role = get_role("implementer" if planning_style == "cpde" else "generator")
     agents: list[Agent] = []
     for index in range(config.agents):
@@ -83,7 +106,7 @@ def build_roster(config: DebateConfig, planning_style: str, style_of: Callable[[
                 prompt_style=style_of(model),
                 temperature=temperature,
                 seed=seed,
-                code_reply=config.llm.code_reply,
+                code_reply=reply_of(model),
             )
         )
     for offset, name in enumerate(_needed_roles(config, planning_style)):
@@ -100,7 +123,7 @@ def build_roster(config: DebateConfig, planning_style: str, style_of: Callable[[
                 prompt_style=style_of(model),
                 temperature=temperature,
                 seed=config.llm.seed + 101 + offset,
-                code_reply=config.llm.code_reply,
+                code_reply=reply_of(model),
             )
         )
     return agents
