@@ -23,7 +23,9 @@ reply) and ``README.md`` with the command, the commit and the tables. Variants:
   HumanEval prompt in a fence.
 
 A HumanEval problem whose docstring gives no example has no visible check: it is counted
-apart and never in a pass rate.
+apart and never in a pass rate. ``--rescore`` re-runs the visible checks of every kept answer
+with the examples ``problem_task`` reads now, without calling the model (for a run that spans
+a change of the example parser, so every variant is judged by the same checks).
 """
 
 from __future__ import annotations
@@ -135,6 +137,30 @@ async def _main(
                     sink.flush()
 
 
+async def _rescore(tasks: list[tuple[str, Task]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with their visible checks run again on each kept answer, against ``tasks`` as they are now."""
+    by_name = dict(tasks)
+    settings = SandboxSettings()
+    rescored = []
+    async with create_sandbox(settings) as sandbox:
+        with Progress() as progress:
+            bar = progress.add_task("rescore", total=len(rows))
+            for row in rows:
+                progress.advance(bar)
+                task = by_name.get(row["task"])
+                if task is None:
+                    rescored.append(row)
+                    continue
+                checks = len(task.test_names)
+                code = row["code"]
+                report = await TestRunner(task, sandbox, settings).run(code) if code and checks else None
+                passed = report.passed if report else 0
+                rescored.append(
+                    {**row, "visible_pass": bool(report and report.all_passed), "passed": passed, "total": checks}
+                )
+    return rescored
+
+
 def table(rows: list[dict[str, Any]], variants: list[str], humaneval: bool) -> str:
     """A markdown table per variant: tasks with a visible check, how many pass them all, tokens and time."""
     lines = [
@@ -171,6 +197,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     parser.add_argument("--no-example-tasks", action="store_true", help="leave out examples/tasks/*.md")
     parser.add_argument("--out", default="benchmarks/results/prompt-ab-164")
+    parser.add_argument("--rescore", action="store_true", help="re-run the visible checks of the kept answers only")
     args = parser.parse_args()
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]
@@ -180,7 +207,11 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     rows_path = out / "results.jsonl"
     tasks = _tasks(args.limit, not args.no_example_tasks)
-    asyncio.run(_main(tasks, variants, rows_path, _done(rows_path), args.max_tokens))
+    if args.rescore:
+        rows = asyncio.run(_rescore(tasks, [json.loads(line) for line in rows_path.read_text().splitlines()]))
+        rows_path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    else:
+        asyncio.run(_main(tasks, variants, rows_path, _done(rows_path), args.max_tokens))
     rows = [json.loads(line) for line in rows_path.read_text().splitlines()]
     humaneval, examples = table(rows, variants, True), table(rows, variants, False)
     Console().print(humaneval)
