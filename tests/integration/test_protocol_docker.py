@@ -18,6 +18,7 @@ ALL_PHASES = [
     "dehallucination",
     "self_evolvement",
     "proposal",
+    "adjudication",
     "reflexion",
     "critique",
     "review",
@@ -64,7 +65,9 @@ async def test_every_phase_runs_on_each_topology(docker_harness: Harness, topolo
             "draft",
             "moonshot",
             "object",
-            "contrast",
+            # agent-2's b == 0 hack is settled in adjudication now, before the critique needs a contrast.
+            "adjudicate-1",
+            "refine-adjudicated-1",
             "review",
             "attack",
             "defend",
@@ -83,7 +86,7 @@ async def test_each_voting_method_decides_a_tie(docker_harness: Harness, method:
         model,
         agents=3,
         skeleton=True,
-        **{"convergence.voting": method, "participants.contrarian": True},
+        **{"convergence.voting": method, "convergence.ranking": "vote", "participants.contrarian": True},
     )
     engine, store = harness.engine(config)
     result = await engine.solve(load_task(ADD_TASK))
