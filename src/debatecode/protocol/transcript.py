@@ -34,10 +34,16 @@ class RoundTranscript:
 
     round_no: int
     entries: tuple[TranscriptEntry, ...]
+    label: str = ""
+    """How headings and summaries name the round (default ``Round <round_no>``)."""
+
+    @property
+    def title(self) -> str:
+        return self.label or f"Round {self.round_no}"
 
     def render(self) -> str:
         """The round verbatim, as markdown."""
-        parts = [f"### Round {self.round_no}"]
+        parts = [f"### {self.title}"]
         for e in self.entries:
             score = f" (satisfaction {e.score})" if e.score is not None else ""
             parts.append(f"#### {e.agent} ({e.role}){score}\n{e.text.strip()}")
@@ -123,7 +129,10 @@ class ContextWindow:
     rounds move into the summary while the verbatim part is above that many
     tokens (at least one round stays verbatim): counted by ``model``'s own
     tokenizer (``llm.tokens.count_tokens``) when a model is given, else
-    estimated as characters / 4.
+    estimated as characters / 4. With ``label``, round ``n`` is called
+    ``label(n)`` in headings and summaries (a design debate's first stored
+    round is its independent positions, so its response round 1 is stored
+    second).
 
     Raises:
         ValueError: from the constructor, when a limit is below 1.
@@ -140,6 +149,7 @@ class ContextWindow:
         summary_chars: int = 4000,
         token_limit: int | None = None,
         model: str | None = None,
+        label: Callable[[int], str] | None = None,
     ) -> None:
         if min(sentences, entry_chars, summary_chars, token_limit or 1) < 1:
             raise ValueError("sentences, entry_chars, summary_chars and token_limit must be at least 1")
@@ -150,6 +160,7 @@ class ContextWindow:
         self.summary_chars = summary_chars
         self.token_limit = token_limit
         self.model = model
+        self.label = label
         self._rounds: list[RoundTranscript] = []
         for entries in rounds:
             self.add_round(entries)
@@ -162,7 +173,8 @@ class ContextWindow:
     def add_round(self, entries: Sequence[tuple[str, str, str, int | None]]) -> None:
         """Store the next round's ``(agent, role, text, score)`` replies."""
         rows = tuple(TranscriptEntry(*entry) for entry in entries)
-        self._rounds.append(RoundTranscript(len(self._rounds) + 1, rows))
+        number = len(self._rounds) + 1
+        self._rounds.append(RoundTranscript(number, rows, self.label(number) if self.label else ""))
 
     @staticmethod
     def verbatim_count(round_no: int) -> int | None:
@@ -208,7 +220,7 @@ class ContextWindow:
         lines = ["Early rounds summary:"]
         for r in rounds:
             scores = _scores(r.entries)
-            lines.append(f"- Round {r.round_no}" + (f" (scores: {scores})" if scores else "") + ":")
+            lines.append(f"- {r.title}" + (f" (scores: {scores})" if scores else "") + ":")
             for e in r.entries:
                 lines.append(f"  - {e.agent} ({e.role}): {_first_sentences(e.text, self.sentences, self.entry_chars)}")
         return "\n".join(lines)
@@ -218,7 +230,7 @@ class ContextWindow:
         for r in older:
             scored = [e.score for e in r.entries if e.score is not None]
             average = f"{sum(scored) / len(scored):.1f}" if scored else "n/a"
-            lines.append(f"- Round {r.round_no}: average {average}" + (f" ({_scores(r.entries)})" if scored else ""))
+            lines.append(f"- {r.title}: average {average}" + (f" ({_scores(r.entries)})" if scored else ""))
         latest: dict[str, tuple[int, TranscriptEntry]] = {}
         for r in history:
             for e in r.entries:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.design_prompts import DesignKind, design_prompt
@@ -30,6 +30,9 @@ from debatecode.protocol.design.settings import DesignSettings
 from debatecode.protocol.state import TurnRecord
 from debatecode.protocol.transcript import ContextWindow
 from debatecode.protocol.turns import SessionRun
+
+if TYPE_CHECKING:
+    from debatecode.protocol.design.clarify import Clarification
 
 __all__ = ["MODERATOR", "DesignRun", "DesignState"]
 
@@ -60,6 +63,8 @@ class DesignState:
     rounds_done: int = 0
     ended_by_human: bool = False
     guidance: list[str] = field(default_factory=list)
+    clarification: Clarification | None = None
+    """The clarifying question asked about a vague question, and its answer or the assumption made instead."""
 
     def round(self, round_no: int) -> RoundRecord:
         """The record of response round ``round_no``, created on first use."""
@@ -112,6 +117,7 @@ class DesignRun(SessionRun):
             target=self.design.target_satisfaction,
             token_limit=_history_tokens(self.config, self.moderator.model),
             model=self.moderator.model,
+            label=history_label,
         )
         window.add_round(
             [(names.get(p.perspective, p.perspective), "position", self.compact(p), None) for p in self.state.positions]
@@ -124,7 +130,7 @@ class DesignRun(SessionRun):
                 ]
             )
         # Window round 1 holds the positions, so response round N looks at window rounds 1..N.
-        return window.build(round_no + 1).render().replace("### Round 1\n", "### Independent positions\n", 1)
+        return window.build(round_no + 1).render()
 
     def compact(self, speech: Position) -> str:
         """A speech as others are shown it: its stance, its challenge and its first reasons, not every word.
@@ -167,6 +173,7 @@ class DesignRun(SessionRun):
             question=self.state.question,
             context=self.state.question.context_text(),
             guidance=self.state.guidance,
+            clarification=self.state.clarification.line() if self.state.clarification else "",
             mode=self.state.mode,
             others=[p.name for key, p in self.state.perspectives.items() if key != agent.id],
             **values,
@@ -174,6 +181,11 @@ class DesignRun(SessionRun):
         return await self.ask(
             speaking, prompt, phase=phase, round_no=round_no, kind=key_kind or kind, acceptable=acceptable
         )
+
+
+def history_label(window_round: int) -> str:
+    """The name of a stored history round: the first holds the independent positions, then response rounds 1, 2..."""
+    return "Independent positions" if window_round == 1 else f"Round {window_round - 1}"
 
 
 def _history_tokens(config: Any, model: str) -> int | None:
