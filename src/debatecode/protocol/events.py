@@ -25,6 +25,7 @@ __all__ = [
     "CheckpointRequested",
     "CodeVersionCommitted",
     "Escalated",
+    "EscalationDecided",
     "Event",
     "EventBus",
     "GateDecided",
@@ -184,8 +185,36 @@ class GateDecided(Event):
 
 @dataclass(frozen=True)
 class Escalated(Event):
+    """The debate could not settle the question and puts it to a human.
+
+    A code debate names why and what is unsettled. A design debate whose human
+    can answer from elsewhere (``debatecode serve``: ``POST .../escalation``) also
+    lists the options to choose from and each perspective's position, and waits
+    for an ``EscalationDecided``.
+    """
+
     reason: str
     summary: str
+    options: list[dict[str, str]] = field(default_factory=list)
+    """The choices, in order: ``{"label": "A", "text": "..."}``."""
+    positions: dict[str, str] = field(default_factory=dict)
+    """Each perspective's last stance, by display name."""
+    awaiting: bool = False
+    """A human is being asked now: the session waits for a choice (or for its timeout)."""
+
+
+@dataclass(frozen=True)
+class EscalationDecided(Event):
+    """The answer to an ``Escalated`` design debate: the option chosen, or none (``decided_by`` ``nobody``)."""
+
+    choice: str | None
+    """The label of the option chosen (``A``, ``B``...), or None when nobody chose in time."""
+    text: str = ""
+    """The chosen option's text."""
+    guidance: str | None = None
+    """What the human asked the record to say about the choice."""
+    decided_by: str = "human"
+    """``human``, or ``nobody`` when the question timed out unanswered."""
 
 
 _ADAPTERS: dict[type[Event], TypeAdapter[Any]] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,23 +20,30 @@ from debatecode.errors import ConfigError, SessionNotFound, TaskError, UserError
 from debatecode.server.context import ServerContext, context_of
 from debatecode.server.schemas import (
     ERROR_RESPONSES,
-    CheckpointRequest,
-    CheckpointResponse,
     DebateRequest,
-    GateDecisionRequest,
     Health,
     SessionDetail,
     SessionSummary,
     SolveRequest,
     Started,
 )
-from debatecode.store.records import CodeVersionRecord, GateRecord, SessionRecord, SessionStatus, TurnRecord
+from debatecode.store.records import (
+    CodeVersionRecord,
+    GateRecord,
+    SessionRecord,
+    SessionStatus,
+    TurnRecord,
+    utcnow,
+)
 
-__all__ = ["Conflict", "router", "session_detail", "session_summary"]
+__all__ = ["Conflict", "router", "session_detail", "session_summary", "version_diff"]
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 Ctx = Annotated[ServerContext, Depends(context_of)]
 
+SEARCH_SCOPE = 1000
+"""How many of the newest sessions a text search (``q``) looks at."""
+OPEN_STATUSES = ("pending", "running")
 SERVER_OWNED = ("store_url", "out")
 """Settings a REST client may not override: where the server keeps its data."""
 
@@ -153,10 +161,39 @@ async def list_sessions(
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     status_: Annotated[SessionStatus | None, Query(alias="status")] = None,
     kind: Annotated[str | None, Query(pattern="^(code|design)$")] = None,
+    q: Annotated[
+        str | None,
+        Query(max_length=200, description="Words every listed session has in its id, title, topic or model."),
+    ] = None,
 ) -> list[SessionSummary]:
-    """Sessions, newest first; ``status`` must be a session status (422 otherwise)."""
-    records = await asyncio.to_thread(ctx.store.list_sessions, limit, status_, kind)
-    return [session_summary(ctx, record) for record in records]
+    """Sessions, newest first; ``status`` must be a session status (422 otherwise).
+
+    ``q`` looks among the newest ``SEARCH_SCOPE`` sessions of that status and kind.
+    """
+    words = (q or "").lower().split()
+    scope = SEARCH_SCOPE if words else limit
+    records = await asyncio.to_thread(ctx.store.list_sessions, scope, status_, kind)
+    if words:
+        records = [record for record in records if all(word in _haystack(record) for word in words)][:limit]
+    live = await asyncio.to_thread(_live_totals, ctx, records)
+    return [session_summary(ctx, record, live.get(record.id)) for record in records]
+
+
+def _haystack(record: SessionRecord) -> str:
+    return " ".join((record.id, record.task_title, record.topic, record.model, record.kind)).lower()
+
+
+def _live_totals(ctx: ServerContext, records: Sequence[SessionRecord]) -> dict[str, tuple[int, int]]:
+    """(prompt, completion) tokens of the turns so far of each open session: its row has them only at the end."""
+    return {
+        record.id: (
+            sum(turn.prompt_tokens for turn in turns),
+            sum(turn.completion_tokens for turn in turns),
+        )
+        for record in records
+        if record.status in OPEN_STATUSES
+        for turns in [ctx.store.turns(record.id)]
+    }
 
 
 @router.get("/sessions/{session_id}", tags=["sessions"])
@@ -164,7 +201,8 @@ async def get_session(session_id: str, ctx: Ctx) -> SessionDetail:
     """One session (an id or a unique prefix of one)."""
     record = await asyncio.to_thread(ctx.store.get_session, session_id)
     gates = await asyncio.to_thread(ctx.store.gates, record.id)
-    return session_detail(ctx, record, gates)
+    live = await asyncio.to_thread(_live_totals, ctx, [record])
+    return session_detail(ctx, record, gates, live.get(record.id))
 
 
 @router.get("/sessions/{session_id}/turns", tags=["sessions"])
@@ -263,73 +301,23 @@ def _search(ctx: ServerContext, query: str, k: int, agent: str | None, session: 
     ]
 
 
-# -- acting on sessions -------------------------------------------------------------------
-
-
-@router.get("/sessions/{session_id}/gates", tags=["gates"])
-async def get_gates(session_id: str, ctx: Ctx) -> list[GateRecord]:
-    """The session's approval gates, oldest first, with what the reviewer sees and the decisions."""
-    record = await asyncio.to_thread(ctx.store.get_session, session_id)
-    return await asyncio.to_thread(ctx.store.gates, record.id)
-
-
-@router.post("/sessions/{session_id}/gates/approve", tags=["gates"])
-async def approve_gate(session_id: str, body: GateDecisionRequest, ctx: Ctx) -> GateRecord:
-    """Approve the pending gate: the session goes on."""
-    return await asyncio.to_thread(_decide, ctx, session_id, body, "approved")
-
-
-@router.post("/sessions/{session_id}/gates/reject", tags=["gates"])
-async def reject_gate(session_id: str, body: GateDecisionRequest, ctx: Ctx) -> GateRecord:
-    """Reject the pending gate with a comment: the session stops as ``cancelled``."""
-    return await asyncio.to_thread(_decide, ctx, session_id, body, "rejected")
-
-
-def _decide(ctx: ServerContext, session_id: str, body: GateDecisionRequest, decision: str) -> GateRecord:
-    record = ctx.store.get_session(session_id)
-    pending = [gate for gate in ctx.store.gates(record.id) if gate.status == "pending"]
-    if body.gate_id is not None:
-        pending = [gate for gate in pending if gate.id == body.gate_id]
-    if not pending:
-        which = f"gate {body.gate_id}" if body.gate_id else "any gate"
-        raise Conflict(f"session {record.id} is not waiting at {which}")
-    decided = ctx.store.decide_gate(pending[-1].id, decision, reviewer=body.reviewer, reason=body.comment)
-    if decided.status != decision:
-        raise Conflict(f"gate {decided.id} was decided already: {decided.status}")
-    return decided
-
-
-@router.post("/sessions/{session_id}/checkpoint", tags=["checkpoints"])
-async def answer_checkpoint(session_id: str, body: CheckpointRequest, ctx: Ctx) -> CheckpointResponse:
-    """Continue, guide (with text every later prompt shows) or end the session waiting at a checkpoint."""
-    from debatecode.protocol.human import CheckpointDecision
-
-    record = await asyncio.to_thread(ctx.store.get_session, session_id)
-    decision = CheckpointDecision(action=body.action, guidance=body.guidance)
-    answered = ctx.manager.checkpoint(record.id, decision)
-    if answered is None:
-        raise Conflict(
-            f"session {record.id} is not waiting at a checkpoint of this server "
-            "(only sessions started here with checkpoints on wait for one)"
-        )
-    return CheckpointResponse(round=answered, action=body.action)
-
-
-@router.post("/sessions/{session_id}/cancel", status_code=status.HTTP_202_ACCEPTED, tags=["sessions"])
-async def cancel_session(session_id: str, ctx: Ctx) -> SessionDetail:
-    """Stop a running session; it ends ``cancelled``, its turns kept, and ``--resume`` can continue it."""
-    record = await asyncio.to_thread(ctx.store.get_session, session_id)
-    if not ctx.manager.cancel(record.id):
-        raise Conflict(f"session {record.id} is not running on this server (status {record.status})")
-    return session_detail(ctx, record, await asyncio.to_thread(ctx.store.gates, record.id))
-
-
 # -- shaping ----------------------------------------------------------------------------------
 
 
-def session_summary(ctx: ServerContext, record: SessionRecord) -> SessionSummary:
+def session_summary(
+    ctx: ServerContext, record: SessionRecord, tokens_so_far: tuple[int, int] | None = None
+) -> SessionSummary:
+    """One line of the session list; an open session shows ``tokens_so_far`` and the time since it was created."""
     live = ctx.manager.live(record.id)
     passed, total = record.outcome.get("passed"), record.outcome.get("total")
+    prompt_tokens, completion_tokens, duration_s = record.prompt_tokens, record.completion_tokens, record.duration_s
+    if record.status in OPEN_STATUSES:
+        if tokens_so_far is not None:
+            prompt_tokens, completion_tokens = (
+                max(prompt_tokens, tokens_so_far[0]),
+                max(completion_tokens, tokens_so_far[1]),
+            )
+        duration_s = max(duration_s, (utcnow() - _aware(record.created_at)).total_seconds())
     return SessionSummary(
         id=record.id,
         kind=record.kind,
@@ -338,9 +326,9 @@ def session_summary(ctx: ServerContext, record: SessionRecord) -> SessionSummary
         model=record.model,
         created_at=record.created_at,
         completed_at=record.completed_at,
-        duration_s=record.duration_s,
-        prompt_tokens=record.prompt_tokens,
-        completion_tokens=record.completion_tokens,
+        duration_s=duration_s,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
         cost_usd=record.cost_usd,
         tests_passed=passed if isinstance(passed, int) else None,
         tests_total=total if isinstance(total, int) else None,
@@ -348,16 +336,25 @@ def session_summary(ctx: ServerContext, record: SessionRecord) -> SessionSummary
     )
 
 
-def session_detail(ctx: ServerContext, record: SessionRecord, gates: list[GateRecord]) -> SessionDetail:
+def _aware(moment: datetime) -> datetime:
+    """``moment`` with a zone: the store keeps UTC, and SQLite gives it back without one."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def session_detail(
+    ctx: ServerContext, record: SessionRecord, gates: list[GateRecord], tokens_so_far: tuple[int, int] | None = None
+) -> SessionDetail:
     live = ctx.manager.live(record.id)
+    here = live is not None and live.running
     return SessionDetail(
-        **session_summary(ctx, record).model_dump(),
+        **session_summary(ctx, record, tokens_so_far).model_dump(),
         topic=record.topic,
         error=record.error,
         outcome=record.outcome,
         out_dir=record.out_dir,
         branch=record.branch,
         total_rounds=record.total_rounds,
-        waiting_checkpoint=live.human.waiting_round if live is not None and live.running else None,
+        waiting_checkpoint=live.human.waiting_round if live is not None and here else None,
+        waiting_escalation=live is not None and here and live.human.escalation is not None,
         pending_gates=[gate.id for gate in gates if gate.status == "pending"],
     )

@@ -37,7 +37,7 @@ def create_app(options: ServerOptions, *, services: ServicesFactory | None = Non
         StoreError: the store of ``options.config`` cannot be opened.
     """
     from debatecode import __version__
-    from debatecode.server import api, dashboard, stream
+    from debatecode.server import api, dashboard, decisions, stream
     from debatecode.server.auth import TokenMiddleware
     from debatecode.server.errors import install_error_handlers
     from debatecode.server.runs import SessionManager
@@ -65,6 +65,7 @@ def create_app(options: ServerOptions, *, services: ServicesFactory | None = Non
     if options.token is not None:
         app.add_middleware(TokenMiddleware, token=options.token)
     app.include_router(api.router)
+    app.include_router(decisions.router)
     app.include_router(stream.router)
     app.include_router(dashboard.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

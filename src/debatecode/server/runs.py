@@ -4,8 +4,8 @@ A session started over REST gets its own services (model client, sandbox,
 store connection) and its own ``EventBus``. The engine writes every event to the
 store's feed, which is what event streams read; the manager only wakes the
 streams of its sessions as soon as an event is written (``FeedSignals``), and
-holds what a REST call may change in a running session: its checkpoint
-(``WebHuman``) and cancellation. Gates are decided in the store, so a gate of a
+holds what a REST call may change in a running session: its checkpoint and
+escalation (``WebHuman``, ``server/human.py``) and cancellation. Gates are decided in the store, so a gate of a
 session run elsewhere (``debatecode solve`` with gates on) can be decided too.
 """
 
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from debatecode.errors import DebatecodeError
 from debatecode.protocol.events import Event, EventBus, SessionFinished, SessionStarted
 from debatecode.protocol.human import CheckpointDecision
+from debatecode.server.human import WebHuman
 
 if TYPE_CHECKING:
     from debatecode._api import Services
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from debatecode.store.repository import SessionStore
     from debatecode.task import Task
 
-__all__ = ["FeedSignals", "LiveSession", "ServicesFactory", "SessionManager", "WebHuman"]
+__all__ = ["FeedSignals", "LiveSession", "ServicesFactory", "SessionManager"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,56 +62,6 @@ class FeedSignals:
         signal = self._waiting.pop(session_id, None)
         if signal is not None:
             signal.set()
-
-
-class WebHuman:
-    """The human of a session run by the server: checkpoints wait for ``POST .../checkpoint``.
-
-    Clarifying questions go to the Moderator, and gates wait for a decision in
-    the store (``POST .../gates/approve``), as for any session without a terminal.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pending: tuple[int, asyncio.AbstractEventLoop, asyncio.Future[CheckpointDecision]] | None = None
-
-    @property
-    def waiting_round(self) -> int | None:
-        """The round whose checkpoint waits for an answer, if one does."""
-        with self._lock:
-            return self._pending[0] if self._pending is not None else None
-
-    async def answer_questions(self, questions: list[dict[str, str]]) -> list[str] | None:
-        return None
-
-    async def approve(self, phase: str, summary: str) -> bool | None:
-        return None
-
-    async def checkpoint(self, round_no: int, summary: str) -> CheckpointDecision:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[CheckpointDecision] = loop.create_future()
-        with self._lock:
-            self._pending = (round_no, loop, future)
-        try:
-            return await future
-        finally:
-            with self._lock:
-                self._pending = None
-
-    def decide(self, decision: CheckpointDecision) -> int | None:
-        """Answer the waiting checkpoint from any thread; the round answered, or None when none waits."""
-        with self._lock:
-            if self._pending is None:
-                return None
-            round_no, loop, future = self._pending
-            self._pending = None
-
-        def settle() -> None:
-            if not future.done():
-                future.set_result(decision)
-
-        loop.call_soon_threadsafe(settle)
-        return round_no
 
 
 @dataclass
@@ -172,7 +123,7 @@ class SessionManager:
             async with services:
                 return await run_debate(task, config, services, bus=bus, human=human if checkpoints else None)
 
-        return await self._start("code", run)
+        return await self._start("code", run, WebHuman(choice_timeout_s=config.checkpoints.timeout_s))
 
     async def start_debate(
         self, question: DesignQuestion, config: DebateConfig, *, repo: Path, checkpoints: bool
@@ -188,17 +139,17 @@ class SessionManager:
 
             return await debate_async(question, config, repo=repo, bus=bus, human=human if checkpoints else None)
 
-        return await self._start("design", run)
+        return await self._start("design", run, WebHuman(choice_timeout_s=config.checkpoints.timeout_s))
 
-    async def _start(self, kind: SessionKind, runner: Runner) -> str:
+    async def _start(self, kind: SessionKind, runner: Runner, human: WebHuman) -> str:
         self._server_loop = asyncio.get_running_loop()
         started: concurrent.futures.Future[str] = concurrent.futures.Future()
-        human = WebHuman()
         bus = EventBus()
         holder: dict[str, Any] = {}
 
         def on_event(event: Event) -> None:
             if isinstance(event, SessionStarted) and event.session_id not in self._live:
+                human.bind(self._publish, event.session_id)
                 live = LiveSession(event.session_id, kind, human, holder["loop"], holder["task"], holder["thread"])
                 self._live[event.session_id] = live
                 holder["live"] = live
@@ -250,6 +201,17 @@ class SessionManager:
             logger.error("session %s failed unexpectedly", live.session_id, exc_info=exc)
         settle_session(self.store, live.session_id, exc)
 
+    def _publish(self, event: Event) -> None:
+        """Write an event of the server's own (an escalation's announcement) to the session's feed, and wake its streams.
+
+        Raises:
+            StoreError: the event could not be written.
+        """
+        from debatecode.protocol.recorder import StoreRecorder
+
+        StoreRecorder(self.store)(event)
+        self._wake(event.session_id)
+
     def _wake(self, session_id: str) -> None:
         loop = self._server_loop
         if loop is None:
@@ -283,6 +245,17 @@ class SessionManager:
         if live is None or not live.running:
             return None
         return live.human.decide(decision)
+
+    def choose(self, session_id: str, label: str, guidance: str | None) -> tuple[str, str] | None:
+        """Choose option ``label`` of the escalation session ``session_id`` waits at; None when none waits.
+
+        Raises:
+            UnknownOption: the escalation offers no such option.
+        """
+        live = self._live.get(session_id)
+        if live is None or not live.running:
+            return None
+        return live.human.choose_option(label, guidance)
 
     def cancel_all(self) -> None:
         """Ask every running session to stop (the server is stopping); they end ``cancelled``, resumable."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from debatecode.protocol.settings import PhaseName
 
@@ -15,6 +15,9 @@ __all__ = [
     "CheckpointRequest",
     "CheckpointResponse",
     "DebateRequest",
+    "EscalationOption",
+    "EscalationRequest",
+    "EscalationView",
     "GateDecisionRequest",
     "Health",
     "SessionDetail",
@@ -79,7 +82,20 @@ class DebateRequest(_Body):
     overrides: dict[str, Any] = Field(default_factory=dict)
     """Settings as for ``SolveRequest``, e.g. ``{"design.max_rounds": 3}``."""
     checkpoints: bool = False
-    gates: list[PhaseName] = Field(default_factory=list)
+    """Wait at each round's end for ``POST .../checkpoint``, and at an escalation for ``POST .../escalation``
+    (the choice of option A, B or C); without it an escalated debate's record says nobody decided."""
+    gates: list[str] = Field(default_factory=list, max_length=0)
+    """Must be empty: a design debate has no approval gates (its human steps in at checkpoints and escalations)."""
+
+    @field_validator("gates", mode="before")
+    @classmethod
+    def _no_gates(cls, value: Any) -> Any:
+        if value:
+            raise ValueError(
+                "a design debate has no approval gates (they follow code-debate phases); "
+                "start it with checkpoints: true to steer it after each round and choose at an escalation"
+            )
+        return value
 
 
 class Started(BaseModel):
@@ -127,6 +143,8 @@ class SessionDetail(SessionSummary):
     """The round whose checkpoint waits for ``POST .../checkpoint`` (sessions run by this server)."""
     pending_gates: list[str] = Field(default_factory=list)
     """Ids of gates waiting for a decision."""
+    waiting_escalation: bool = False
+    """An escalated design debate of this server waits for ``POST .../escalation``."""
 
 
 class GateDecisionRequest(_Body):
@@ -159,3 +177,36 @@ class Health(BaseModel):
     store: str
     running: int
     """Sessions this server is running now."""
+
+
+class EscalationOption(BaseModel):
+    label: str
+    """``A``, ``B``, ``C``..."""
+    text: str
+
+
+class EscalationRequest(_Body):
+    """The option chosen at an escalated design debate."""
+
+    choice: str = Field(min_length=1, max_length=8)
+    """The label of an offered option (``A``, ``B``, ``C``...; any case)."""
+    guidance: str | None = Field(default=None, max_length=10_000)
+    """What the decision record should say about the choice."""
+
+
+class EscalationView(BaseModel):
+    """A design debate's escalation: the question put to the human and, once given, the answer."""
+
+    status: Literal["none", "waiting", "decided", "undecided"]
+    """``none``: it did not escalate; ``waiting``: a choice is awaited now; ``decided``: a human chose;
+    ``undecided``: nobody chose (no human, or none in time)."""
+    reason: str = ""
+    summary: str = ""
+    options: list[EscalationOption] = Field(default_factory=list)
+    positions: dict[str, str] = Field(default_factory=dict)
+    """Each perspective's last stance, by display name."""
+    choice: str | None = None
+    text: str = ""
+    """The chosen option's text."""
+    guidance: str | None = None
+    decided_by: Literal["human", "nobody"] | None = None

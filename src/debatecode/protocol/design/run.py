@@ -97,9 +97,12 @@ class DesignRun(SessionRun):
     """The debate's session folder (``.debatecode/debates/<id>/``), when it writes one."""
 
     def debaters(self) -> list[Agent]:
-        """Every debater in speaking order (the moderator excluded)."""
+        """Every debater in speaking order (the moderator and muted perspectives excluded)."""
+        from debatecode.protocol.design.gate import muted_perspectives
+
         by_id = {a.id: a for a in self.agents}
-        return [by_id[key] for key in self.state.perspectives if key in by_id]
+        muted = muted_perspectives(self.state.rounds)  # went off topic again and again: silent from then on
+        return [by_id[key] for key in self.state.perspectives if key in by_id and key not in muted]
 
     @property
     def moderator(self) -> Agent:

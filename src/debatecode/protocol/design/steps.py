@@ -36,6 +36,7 @@ from debatecode.protocol.design.gate import (
     tally_poll,
 )
 from debatecode.protocol.design.records import Position, QuestionAnalysis, RoundRecord
+from debatecode.protocol.design.relevance import relevance_for
 from debatecode.protocol.design.replies import Speech, parse_analysis, parse_poll_answer, parse_speech
 from debatecode.protocol.design.run import MODERATOR, DesignRun
 from debatecode.protocol.ordering import AgentOrdering
@@ -387,6 +388,7 @@ class ModerationStep(DesignStep):
             question=run.state.question.text,
             context=run.state.question.context_text(),
             thresholds=thresholds(run),
+            relevance=relevance_for(run),
         )
         record.flags = flags
         decision = decide(

@@ -1,0 +1,221 @@
+"""The human of a session the server runs: checkpoints and escalations wait for a REST call, from any thread.
+
+``WebHuman`` plays the part the terminal plays for ``debatecode solve`` and
+``debatecode debate`` (``cli/human.py``), through the same ``HumanInterface``
+the engine calls: a checkpoint waits for ``POST .../checkpoint``, and an
+escalated design debate waits for ``POST .../escalation``. The choice then takes
+the very path a terminal answer takes: the escalation step journals it and the
+decision record is written from it. Clarifying questions go to the Moderator,
+and gates wait for a decision in the store (``POST .../gates/approve``), as for
+any session without a terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from debatecode.errors import UserError
+from debatecode.protocol.events import Escalated, EscalationDecided
+from debatecode.protocol.human import CheckpointDecision
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from debatecode.protocol.events import Event
+
+__all__ = ["EscalationQuestion", "UnknownOption", "WebHuman"]
+
+logger = logging.getLogger(__name__)
+
+ESCALATION_TITLE = "Escalation: "
+"""How the design debate's escalation step starts the title it asks with; the rest is the reason."""
+
+
+class UnknownOption(UserError):
+    """The option chosen at an escalation is not one of those offered."""
+
+
+@dataclass(frozen=True)
+class EscalationQuestion:
+    """An escalated design debate, as the human is asked it."""
+
+    reason: str
+    summary: str
+    options: tuple[tuple[str, str], ...]
+    """``(label, text)`` of each option, in order."""
+    positions: dict[str, str]
+
+    def option(self, label: str) -> tuple[str, str]:
+        """The option labelled ``label`` (any case).
+
+        Raises:
+            UnknownOption: no option has that label.
+        """
+        wanted = label.strip().upper()
+        for option in self.options:
+            if option[0].upper() == wanted:
+                return option
+        known = ", ".join(option[0] for option in self.options)
+        raise UnknownOption(f"option {label!r} is not one of those offered ({known})")
+
+
+class _Pending:
+    """One question waiting for its answer: the loop it waits on and the future it waits for."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]) -> None:
+        self.loop = loop
+        self.future = future
+
+    def settle(self, answer: Any) -> None:
+        def settle() -> None:
+            if not self.future.done():
+                self.future.set_result(answer)
+
+        self.loop.call_soon_threadsafe(settle)
+
+
+class WebHuman:
+    """The human of one session run by the server; its questions wait for REST calls.
+
+    ``bind`` hands it the session's id once the session exists, and how to
+    publish an event to the session's feed (the store, where every event stream
+    reads), so that an escalation is announced (``Escalated``) and its answer
+    too (``EscalationDecided``). An escalation nobody answers within
+    ``choice_timeout_s`` is left open: the record says nobody decided.
+    """
+
+    def __init__(self, *, choice_timeout_s: float = 1800.0) -> None:
+        self.choice_timeout_s = choice_timeout_s
+        self._lock = threading.Lock()
+        self._checkpoint: tuple[int, _Pending] | None = None
+        self._escalation: tuple[EscalationQuestion, _Pending] | None = None
+        self._publish: Callable[[Event], None] | None = None
+        self._session_id = ""
+
+    def bind(self, publish: Callable[[Event], None], session_id: str) -> None:
+        """The session this human answers for, and where its announcements go."""
+        self._publish, self._session_id = publish, session_id
+
+    # -- what the engine asks ---------------------------------------------------------------
+
+    async def answer_questions(self, questions: list[dict[str, str]]) -> list[str] | None:
+        return None
+
+    async def approve(self, phase: str, summary: str) -> bool | None:
+        return None
+
+    async def checkpoint(self, round_no: int, summary: str) -> CheckpointDecision:
+        pending = self._new_pending()
+        with self._lock:
+            self._checkpoint = (round_no, pending)
+        try:
+            answer: CheckpointDecision = await pending.future
+            return answer
+        finally:
+            with self._lock:
+                self._checkpoint = None
+
+    async def choose(
+        self, title: str, summary: str, options: Sequence[tuple[str, str]]
+    ) -> tuple[str, str | None] | None:
+        """An escalated design debate: announce it, then wait for ``POST .../escalation`` (or the timeout)."""
+        question = EscalationQuestion(
+            reason=title.removeprefix(ESCALATION_TITLE),
+            summary=summary,
+            options=tuple((str(label), str(text)) for label, text in options),
+            positions=_positions(summary),
+        )
+        pending = self._new_pending()
+        with self._lock:
+            self._escalation = (question, pending)
+        self._emit(
+            Escalated(
+                self._session_id,
+                question.reason,
+                summary,
+                options=[{"label": label, "text": text} for label, text in question.options],
+                positions=question.positions,
+                awaiting=True,
+            )
+        )
+        try:
+            picked: tuple[str, str | None] = await asyncio.wait_for(pending.future, self.choice_timeout_s)
+        except TimeoutError:
+            logger.warning(
+                "nobody chose an option of escalated session %s within %gs; its record says so",
+                self._session_id,
+                self.choice_timeout_s,
+            )
+            self._emit(EscalationDecided(self._session_id, None, decided_by="nobody"))
+            return None
+        finally:
+            with self._lock:
+                self._escalation = None
+        label, guidance = picked
+        self._emit(EscalationDecided(self._session_id, label, question.option(label)[1], guidance))
+        return picked
+
+    # -- what a REST call answers ---------------------------------------------------------
+
+    @property
+    def waiting_round(self) -> int | None:
+        """The round whose checkpoint waits for an answer, if one does."""
+        with self._lock:
+            return self._checkpoint[0] if self._checkpoint is not None else None
+
+    @property
+    def escalation(self) -> EscalationQuestion | None:
+        """The escalation waiting for a choice, if one does."""
+        with self._lock:
+            return self._escalation[0] if self._escalation is not None else None
+
+    def decide(self, decision: CheckpointDecision) -> int | None:
+        """Answer the waiting checkpoint; the round answered, or None when none waits."""
+        with self._lock:
+            if self._checkpoint is None:
+                return None
+            round_no, pending = self._checkpoint
+            self._checkpoint = None
+        pending.settle(decision)
+        return round_no
+
+    def choose_option(self, label: str, guidance: str | None) -> tuple[str, str] | None:
+        """Choose option ``label`` of the waiting escalation; ``(label, text)``, or None when none waits.
+
+        Raises:
+            UnknownOption: the escalation offers no option ``label`` (it goes on waiting).
+        """
+        with self._lock:
+            if self._escalation is None:
+                return None
+            question, pending = self._escalation
+            chosen = question.option(label)
+            self._escalation = None
+        pending.settle((chosen[0], (guidance or "").strip() or None))
+        return chosen
+
+    # -- inside ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _new_pending() -> _Pending:
+        loop = asyncio.get_running_loop()
+        return _Pending(loop, loop.create_future())
+
+    def _emit(self, event: Escalated | EscalationDecided) -> None:
+        if self._publish is not None:
+            self._publish(event)
+
+
+def _positions(summary: str) -> dict[str, str]:
+    """``- Name: stance`` lines of an escalation summary, as ``{name: stance}``."""
+    found: dict[str, str] = {}
+    for line in summary.splitlines():
+        name, sep, stance = line.removeprefix("- ").partition(": ")
+        if line.startswith("- ") and sep and name.strip():
+            found[name.strip()] = stance.strip()
+    return found
