@@ -101,17 +101,12 @@ def _check_perspectives(config: DebateConfig, question: DesignQuestion) -> None:
     """Refuse the perspectives a debate asks for before its session is stored, as its analysis would.
 
     Raises:
-        ConfigError: a perspective (of ``design.perspectives`` or the question file) is not in the
-            catalog, or ``design.perspective_count`` is below 1.
+        ConfigError: a perspective (of ``design.perspectives`` or the question file) or a council
+            member is not in the catalog, or named perspectives are given in council mode.
     """
-    from debatecode.agents.perspectives import load_catalog, select_perspectives
+    from debatecode.protocol.design.panel import select_panel
 
-    select_perspectives(
-        question.text,
-        load_catalog(config.design.custom_perspectives),
-        count=config.design.perspective_count,
-        requested=config.design.perspectives or list(question.perspectives) or None,
-    )
+    select_panel(config.design, question)
 
 
 def debate(

@@ -57,8 +57,13 @@ def _sentences(text: str) -> int:
     return len([s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s])
 
 
+SPECIALISTS = ["observability", "operations", "test", "security"]
+"""The cross-cutting specialists every debate includes, in speaking order."""
+
+
 def _non_always(keys: list[str], catalog: dict[str, Perspective]) -> list[str]:
-    return [key for key in keys if not catalog[key].always]
+    """The domain picks: neither always-present nor one of the specialists every debate has."""
+    return [key for key in keys if not catalog[key].always and key not in SPECIALISTS]
 
 
 # --- The catalog -----------------------------------------------------------------------------------------------------
@@ -199,7 +204,7 @@ def test_a_catalog_entry_with_a_bad_field_names_it() -> None:
 
 def test_keywords_pick_the_perspectives_and_the_domain() -> None:
     selection = select_perspectives("Should we use Redis or PostgreSQL for caching?", load_catalog())
-    assert selection.keys == ["operational-simplicity", "performance", "contrarian", "moonshot"]
+    assert selection.keys == ["operational-simplicity", "performance", *SPECIALISTS, "contrarian", "moonshot"]
     assert selection.domain == "data" and selection.complexity == "low" and selection.constraints == []
     assert "cach" in selection.reasons["performance"] and "redis" in selection.reasons["operational-simplicity"]
 
@@ -247,10 +252,10 @@ def test_an_all_aligned_pick_gets_an_opposing_perspective() -> None:
 
 def test_balance_never_swaps_out_the_only_pick_the_newcomer_opposes() -> None:
     full = load_catalog()
-    mini = {key: full[key] for key in ("simplicity", "delivery-speed", "security", "contrarian", "moonshot")}
-    selection = select_perspectives("Keep it simple and maintainable, and ship it.", mini, count=2)
-    assert selection.keys == ["delivery-speed", "security", "contrarian", "moonshot"]
-    assert selection.reasons["security"] == "balance: its trade-offs oppose Delivery Speed (replaces Simplicity)"
+    mini = {key: full[key] for key in ("simplicity", "delivery-speed", "performance", "contrarian", "moonshot")}
+    selection = select_perspectives("Ship it soon, and keep it simple.", mini, count=2)
+    assert selection.keys == ["simplicity", "performance", "contrarian", "moonshot"]
+    assert selection.reasons["performance"] == "balance: its trade-offs oppose Simplicity (replaces Delivery Speed)"
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
@@ -267,9 +272,9 @@ def test_every_selection_holds_an_opposing_pair_and_ends_with_contrarian_and_moo
 @pytest.mark.parametrize(
     "question", ["Should we use GraphQL or REST?", "Should we adopt microservices?", "Kafka vs RabbitMQ for events?"]
 )
-def test_a_binary_choice_gets_two_perspectives_plus_contrarian_and_moonshot(question: str) -> None:
+def test_a_binary_choice_gets_two_perspectives_plus_the_specialists_contrarian_and_moonshot(question: str) -> None:
     selection = select_perspectives(question, load_catalog())
-    assert len(selection.keys) == 4 and selection.keys[-2:] == ["contrarian", "moonshot"]
+    assert len(selection.keys) == 8 and selection.keys[2:] == [*SPECIALISTS, "contrarian", "moonshot"]
 
 
 def test_a_multi_faceted_question_gets_more_perspectives() -> None:
@@ -285,8 +290,9 @@ def test_cross_cutting_picks_follow_domain_picks_in_fixed_order() -> None:
     selection = select_perspectives(
         "Any question", load_catalog(), requested=["security", "Testability", "observability", "Performance"]
     )
-    assert selection.keys == ["performance", "observability", "test", "security", "contrarian", "moonshot"]
+    assert selection.keys == ["performance", *SPECIALISTS, "contrarian", "moonshot"]
     assert selection.reasons["test"] == "requested"
+    assert selection.reasons["operations"] == "always takes part: the operations specialist joins every debate"
     cross = [p.concern for p in selection.chosen if p.cross_cutting]
     assert cross == [c for c in CROSS_CUTTING_CONCERNS if c in cross]
 
@@ -298,7 +304,7 @@ def test_requested_perspectives_override_the_heuristic_and_accept_custom_ones() 
         catalog,
         requested=["COMPLIANCE FIRST", "user experience", "contrarian"],
     )
-    assert selection.keys == ["compliance-first", "user-experience", "contrarian", "moonshot"]
+    assert selection.keys == ["compliance-first", "user-experience", *SPECIALISTS, "contrarian", "moonshot"]
 
 
 def test_an_unknown_requested_perspective_lists_the_known_ones_with_a_suggestion() -> None:
@@ -337,6 +343,7 @@ def test_public_surface_is_pinned() -> None:
 
     assert sorted(perspectives.__all__) == sorted(
         [
+            "ALWAYS_PRESENT",
             "CATALOG_FILE",
             "CONCERNS",
             "CONSTRAINTS",
@@ -355,6 +362,7 @@ def test_public_surface_is_pinned() -> None:
             "opposes",
             "parse_catalog",
             "select_perspectives",
+            "specialists",
         ]
     )
     assert all(hasattr(perspectives, name) for name in perspectives.__all__)

@@ -1,7 +1,8 @@
 """Reading a design question: its words, alternatives, clauses, complexity, domain and implicit constraints.
 
 The moderator's heuristic (``debatecode.agents.perspectives``) is built on
-these. Text is compared as lower-case words: a term whose last word has four
+these, and so is ``vagueness``: whether a question is too vague to debate
+before the moderator asks a clarifying question (seed 001). Text is compared as lower-case words: a term whose last word has four
 or more characters is a stem and matches any word it starts, a shorter one
 matches whole words only, and a term of several words matches them in a row.
 Nothing here calls a model.
@@ -30,6 +31,8 @@ __all__ = [
     "find_constraints",
     "is_binary",
     "matches",
+    "specific_words",
+    "vagueness",
 ]
 
 Complexity = Literal["low", "medium", "high"]
@@ -198,3 +201,54 @@ def find_constraints(text: str, explicit: Sequence[str]) -> tuple[list[ImplicitC
         and not any(c.name == item.strip().lower() or any(matches(p, as_words(item)) for p in c.phrases) for c in found)
     ]
     return found, list(dict.fromkeys(unmatched))
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_FILLER_WORDS = _word_set(
+    "a an the and or but of to in on at for by with from as about into over under than then so if is are was were be "
+    "been being am do does did done doing have has had can could should shall would will must may might we our us i "
+    "me my you your they them their he she his her what which who whom whose when where why how whether there here "
+    "not no yes any some all each every more most less least very just also too only really please tell let know "
+    "think want need"
+)
+"""Words that carry no subject: articles, pronouns, auxiliaries, question words."""
+
+GENERIC_WORDS = _word_set(
+    "it this that these those thing things stuff something anything everything way ways approach approaches "
+    "solution solutions problem problems issue issues option options choice choices decision decisions idea ideas "
+    "plan plans make made use used using handle handled fix fixed change changes improve improved improving better "
+    "best good bad right wrong work works working go going get getting do doing system systems project projects "
+    "app apps application code now next new old future done"
+)
+"""Words that name no concrete subject on their own ("improve", "the system", "this")."""
+
+_REFERENCES = frozenset({"it", "this", "that", "these", "those", "them"})
+
+
+def specific_words(question: str) -> list[str]:
+    """The words of ``question`` that name something concrete: neither filler nor generic, two letters or more."""
+    words = as_words(question).split()
+    return [w for w in words if len(w) >= 2 and w not in _FILLER_WORDS and w not in GENERIC_WORDS]
+
+
+def vagueness(question: str, *, has_context: bool = False) -> list[str]:
+    """Why ``question`` is too vague to debate as it stands, one reason per line; empty when it is not.
+
+    A question is vague when it names nothing concrete ("How do we make it better?"); when it is
+    short, names no alternatives and touches no known domain ("What about lunch?"); or when it
+    points at "this" or "it" without context files to say what that is ("Should we do this?").
+    """
+    specific = specific_words(question)
+    words = as_words(question).split()
+    reasons: list[str] = []
+    if not specific:
+        reasons.append("it names nothing concrete to decide about")
+    elif len(specific) < 3 and count_options(question) < 2 and domain_of(as_words(question)) == "general":
+        reasons.append("it is short, names no alternatives and touches no known area (architecture, data, security...)")
+    referring = sorted(_REFERENCES & set(words))
+    if referring and not has_context and len(specific) < 4:
+        reasons.append(f"it refers to {', '.join(repr(w) for w in referring)} without saying what (no context files)")
+    return reasons

@@ -15,8 +15,18 @@ from debatecode.agents.prompts import Prompt, PromptStyle, _environment
 
 __all__ = ["DESIGN_KINDS", "design_prompt"]
 
-DesignKind = Literal["analyse", "position", "argue", "rebut", "poll", "summarise", "synthesise", "review"]
-DESIGN_KINDS: tuple[str, ...] = ("analyse", "position", "argue", "rebut", "poll", "summarise", "synthesise", "review")
+DesignKind = Literal["analyse", "clarify", "position", "argue", "rebut", "poll", "summarise", "synthesise", "review"]
+DESIGN_KINDS: tuple[str, ...] = (
+    "analyse",
+    "clarify",
+    "position",
+    "argue",
+    "rebut",
+    "poll",
+    "summarise",
+    "synthesise",
+    "review",
+)
 
 
 def design_prompt(
@@ -45,6 +55,7 @@ def design_prompt(
         "words": words,
         "context": "",
         "guidance": [],
+        "clarification": "",
         "mode": "deliberative",
         "challenge": False,
         "scored": False,

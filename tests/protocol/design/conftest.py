@@ -375,6 +375,8 @@ class DebateWorld:
             "store_url": self.store_url,
             "max_concurrency": 8,
             "checkpoints.enabled": False,
+            # Eight or more debaters (the four specialists join every debate) outgrow the default 200,000 tokens.
+            "token_budget": 2_000_000,
         }
         values.update({k.replace("__", "."): v for k, v in overrides.items()})
         return load_config(overrides=values, use_file=False)

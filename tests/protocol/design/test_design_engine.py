@@ -31,9 +31,21 @@ from .conftest import (
     debate_fn,
 )
 
-SQLITE_DEBATERS = ("data-integrity", "operational-simplicity", "contrarian", "moonshot")
-TRIO = ("simplicity", "contrarian", "moonshot")
-"""``design.perspectives = ["simplicity"]`` plus the always-present Contrarian and Moonshot."""
+SPECIALISTS = ("observability", "operations", "test", "security")
+"""The cross-cutting specialists every design debate includes (seed 000's rule of thumb)."""
+SQLITE_DEBATERS = ("data-integrity", "operational-simplicity", *SPECIALISTS, "contrarian", "moonshot")
+SQLITE_NAMES = [
+    "Data Integrity",
+    "Operational Simplicity",
+    "Observability",
+    "Operations",
+    "Testability",
+    "Security",
+    "Contrarian",
+    "Moonshot",
+]
+TRIO = ("simplicity", *SPECIALISTS, "contrarian", "moonshot")
+"""``design.perspectives = ["simplicity"]`` plus the specialists and the always-present Contrarian and Moonshot."""
 
 
 def _keys(turns: list[TurnRecord]) -> list[str]:
@@ -85,13 +97,8 @@ async def test_consensus_from_round_one_stops_after_the_minimum_two_rounds(desig
     assert record.status == "accepted"
     assert record.recommendation.confidence == "HIGH"
     assert record.recommendation.text == "Use SQLite now, with a migration path to PostgreSQL."
-    assert [p.name for p in record.perspectives] == [
-        "Data Integrity",
-        "Operational Simplicity",
-        "Contrarian",
-        "Moonshot",
-    ]
-    assert record.scores == {"Data Integrity": 95, "Operational Simplicity": 95, "Contrarian": 95, "Moonshot": 95}
+    assert [p.name for p in record.perspectives] == SQLITE_NAMES
+    assert record.scores == dict.fromkeys(SQLITE_NAMES, 95)
     assert session.outcome["stop_reason"] == record.stop_reason and session.outcome["confidence"] == "HIGH"
     assert session.outcome["adr"] == str(result.adr_path)
 
@@ -104,11 +111,11 @@ async def test_consensus_from_round_one_stops_after_the_minimum_two_rounds(desig
     assert _gate(turns, 2).metadata["action"] == "synthesize"
     assert "converged" in _flag_kinds(turns, 2)
 
-    # Phase 1: in parallel (all four positions were asked before any was answered), and blind to the others.
-    assert len(design_world.last.of("positions")) == 4
+    # Phase 1: in parallel (all positions were asked before any was answered), and blind to the others.
+    assert len(design_world.last.of("positions")) == len(SQLITE_DEBATERS)
     assert positions_together.met, "the positions were asked one after another"
     stored = [t for t in turns if t.phase == "positions"]
-    assert len(stored) == 4 and all(t.prompt for t in stored)
+    assert len(stored) == len(SQLITE_DEBATERS) and all(t.prompt for t in stored)
     for turn in stored:
         others = [t for t in stored if t.agent_id != turn.agent_id]
         for other in others:
@@ -138,7 +145,7 @@ async def test_consensus_from_round_one_stops_after_the_minimum_two_rounds(desig
     ]
     metadata = json.loads((folder / "metadata.json").read_text())
     assert metadata["status"] == "completed" and metadata["rounds_completed"] == 2
-    assert metadata["perspectives"] == ["Data Integrity", "Operational Simplicity", "Contrarian", "Moonshot"]
+    assert metadata["perspectives"] == SQLITE_NAMES
     assert metadata["adr"] == str(result.adr_path)
     convergence = json.loads((folder / "convergence.json").read_text())
     assert convergence["converged"] is True and convergence["reason"].startswith("consensus")
@@ -282,7 +289,7 @@ async def test_a_two_thirds_poll_moves_the_debate_to_synthesis(design_world: Deb
     script = DebateScript(
         satisfaction=70,
         ready=lambda agent, rnd, kind: agent == "simplicity" and rnd == 2,
-        votes=lambda agent, rnd: agent != "moonshot",
+        votes=lambda agent, rnd: agent not in ("moonshot", "security"),
     )
     result = await design_world.debate(SQLITE_QUESTION, script, design__perspectives=["simplicity"])
 
@@ -292,8 +299,8 @@ async def test_a_two_thirds_poll_moves_the_debate_to_synthesis(design_world: Deb
     assert {t.agent_id for t in turns if t.phase == "positions"} == set(TRIO)
     votes = {t.agent_id: t.content for t in turns if t.phase == "poll"}
     assert votes == {
-        "simplicity": "yes, ready to synthesise",
-        "contrarian": "yes, ready to synthesise",
+        **dict.fromkeys(("simplicity", "observability", "operations", "test", "contrarian"), "yes, ready to synthesise"),
+        "security": "no, not yet",
         "moonshot": "no, not yet",
     }
     assert all(t.round == 2 and t.key.endswith("/vote") for t in turns if t.phase == "poll")
@@ -302,15 +309,15 @@ async def test_a_two_thirds_poll_moves_the_debate_to_synthesis(design_world: Deb
     record = result.record
     assert record is not None
     assert record.stop_reason.startswith("convergence poll")
-    assert "2/3 yes (called by simplicity)" in record.stop_reason
+    assert "5/7 yes (called by simplicity)" in record.stop_reason
     assert record.recommendation.confidence == "MEDIUM"
     assert record.status == "proposed"
     round_two = (result.folder / "round-2.md").read_text()
-    assert "Called by Simplicity: 67% yes, passed." in round_two
+    assert "Called by Simplicity: 71% yes, passed." in round_two
     assert "- Moonshot: no" in round_two and "- Contrarian: yes" in round_two
     convergence = json.loads((result.folder / "convergence.json").read_text())
     assert convergence["converged"] is True and convergence["reason"].startswith("convergence poll")
-    assert "convergence poll: 2/3 yes" in _adr(result)
+    assert "convergence poll: 5/7 yes" in _adr(result)
 
 
 async def test_a_one_third_poll_fails_and_the_debate_goes_on(design_world: DebateWorld) -> None:
@@ -334,7 +341,7 @@ async def test_a_one_third_poll_fails_and_the_debate_goes_on(design_world: Debat
     assert record is not None
     assert record.rounds == 3 and record.stop_reason.startswith("consensus")
     round_two = (result.folder / "round-2.md").read_text()
-    assert "Called by Simplicity: 33% yes, failed." in round_two
+    assert "Called by Simplicity: 14% yes, failed." in round_two
 
 
 # -- 6. patchlist mode -------------------------------------------------------------------------------------------
@@ -373,7 +380,7 @@ async def test_patchlist_mode_merges_and_renumbers_items_into_severity_sections(
             "BLOCKING",
             "no backup of the event store",
             "add nightly snapshots",
-            ["Data Integrity", "Operational Simplicity", "Contrarian", "Moonshot"],
+            SQLITE_NAMES,
         ),
         (
             "B2",
@@ -655,8 +662,9 @@ async def test_a_stance_that_only_restates_the_question_is_counted_for_no_option
     record = result.record
     assert record is not None
     assert record.agreement[:2] == [
-        "2 of 4 perspectives recommend SQLite: Data Integrity, Operational Simplicity.",
-        "1 of 4 perspectives recommend PostgreSQL: Contrarian.",
+        "6 of 8 perspectives recommend SQLite: Data Integrity, Operational Simplicity, Observability, Operations, "
+        "Testability, Security.",
+        "1 of 8 perspectives recommend PostgreSQL: Contrarian.",
     ]
     moonshot = next(p for p in record.perspectives if p.name == "Moonshot")
     assert not any("Run a small team" in argument for argument in moonshot.key_arguments)

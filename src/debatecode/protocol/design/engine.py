@@ -27,6 +27,7 @@ from debatecode.llm.client import LLMClient
 from debatecode.protocol.allowance import TokenAllowance
 from debatecode.protocol.deps import SessionDeps
 from debatecode.protocol.design.adr import write_adr
+from debatecode.protocol.design.clarify import with_clarification
 from debatecode.protocol.design.files import DebateFiles
 from debatecode.protocol.design.question import DesignQuestion
 from debatecode.protocol.design.records import DecisionRecord
@@ -256,6 +257,8 @@ class DesignEngine(SessionDriver[DesignRun]):
         self, run: DesignRun, status: SessionStatus, error: str | None, started: float, prior_tokens: int
     ) -> DesignResult:
         record = run.state.record
+        if record is not None:
+            record = run.state.record = with_clarification(record, run.state.clarification)
         adr_path: Path | None = None
         if record is not None and status == "completed":
             adr_path = _written_before(run.session)

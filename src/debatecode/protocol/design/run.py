@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.design_prompts import DesignKind, design_prompt
@@ -30,6 +30,9 @@ from debatecode.protocol.design.settings import DesignSettings
 from debatecode.protocol.state import TurnRecord
 from debatecode.protocol.transcript import ContextWindow
 from debatecode.protocol.turns import SessionRun
+
+if TYPE_CHECKING:
+    from debatecode.protocol.design.clarify import Clarification
 
 __all__ = ["MODERATOR", "DesignRun", "DesignState"]
 
@@ -60,6 +63,8 @@ class DesignState:
     rounds_done: int = 0
     ended_by_human: bool = False
     guidance: list[str] = field(default_factory=list)
+    clarification: Clarification | None = None
+    """The clarifying question asked about a vague question, and its answer or the assumption made instead."""
 
     def round(self, round_no: int) -> RoundRecord:
         """The record of response round ``round_no``, created on first use."""
@@ -171,6 +176,7 @@ class DesignRun(SessionRun):
             question=self.state.question,
             context=self.state.question.context_text(),
             guidance=self.state.guidance,
+            clarification=self.state.clarification.line() if self.state.clarification else "",
             mode=self.state.mode,
             others=[p.name for key, p in self.state.perspectives.items() if key != agent.id],
             **values,

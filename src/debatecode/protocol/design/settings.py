@@ -27,9 +27,20 @@ class DesignSettings(BaseModel):
     max_rounds: int = Field(default=5, ge=1, le=10)
     """Response rounds at most; reaching them without agreement escalates (``--max-rounds``)."""
     perspectives: list[str] = Field(default_factory=list)
-    """Perspective keys to debate with (``--perspectives``); empty lets the moderator choose 2-4 by the question."""
+    """Perspective keys to debate with (``--perspectives a,b``); empty lets the moderator choose 2-4 by the question.
+    Test, Security, Observability and Operations, the Contrarian and the Moonshot join either way."""
     perspective_count: int | None = Field(default=None, ge=2, le=4)
-    """How many perspectives the moderator picks besides the Contrarian and the Moonshot; None: by the question."""
+    """How many domain perspectives the moderator picks (``--perspectives N``), besides the four cross-cutting
+    specialists, the Contrarian and the Moonshot; None: 2-4 by the question."""
+    council: bool = False
+    """Council mode (``--council``, seed 002): debate with the ``council_members`` instead of the moderator's picks."""
+    council_members: list[str] = Field(default_factory=lambda: ["architect", "designer", "engineer", "researcher"])
+    """The council of council mode: perspective keys or names; default the four-member council (Architect,
+    Designer, Engineer, Researcher)."""
+    contrarian: bool = True
+    """The Contrarian argues against the emerging consensus in every debate; false leaves it out (the only way to)."""
+    moonshot: bool = True
+    """The Moonshot proposes the ambitious answer and a stepping stone in every debate; false leaves it out."""
     custom_perspectives: list[CustomPerspective] = Field(default_factory=list)
     """Perspectives added to (or replacing entries of) the built-in catalog, as ``[[design.custom_perspectives]]``."""
     mode: Literal["deliberative", "patchlist"] = "deliberative"
@@ -62,6 +73,13 @@ class DesignSettings(BaseModel):
     def _rounds_in_order(self) -> DesignSettings:
         if self.min_rounds > self.max_rounds:
             raise ValueError(f"design.min_rounds ({self.min_rounds}) is above design.max_rounds ({self.max_rounds})")
+        if self.council and (self.perspectives or self.perspective_count is not None):
+            raise ValueError(
+                "design.council debates with design.council_members; drop design.perspectives and "
+                "design.perspective_count (--perspectives), or drop design.council (--council)"
+            )
+        if self.council and not self.council_members:
+            raise ValueError("design.council_members is empty; name at least one member, or drop design.council")
         unknown = [k for k in self.models if not _is_stage(k)]
         if unknown:
             raise ValueError(
@@ -69,6 +87,11 @@ class DesignSettings(BaseModel):
                 "known: positions, round1..round10, rounds, moderator, synthesis"
             )
         return self
+
+    @property
+    def switched_off(self) -> frozenset[str]:
+        """Keys of the always-present perspectives this debate leaves out (``contrarian``, ``moonshot``)."""
+        return frozenset(key for key, on in (("contrarian", self.contrarian), ("moonshot", self.moonshot)) if not on)
 
     def model_for(self, stage: str, default: str) -> str:
         """The model of ``stage`` (``round2``, ``synthesis``...): its tier, else ``rounds`` for a round, else ``default``."""

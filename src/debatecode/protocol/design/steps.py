@@ -1,8 +1,9 @@
 """The steps of a design debate, in order: analysis → positions → [arguments → rebuttals → moderation] × rounds.
 
 - **analysis** (moderator): the question's domain, constraints and complexity
-  (which sets the rounds), and the perspectives: 2-4 from the catalog plus
-  the Contrarian and the Moonshot.
+  (which sets the rounds), a clarifying question when the question is vague
+  (``clarify.py``), and the perspectives: 2-4 from the catalog (or the
+  council), the four cross-cutting specialists, the Contrarian and the Moonshot.
 - **positions** (phase 1): every debater answers alone, in parallel, seeing
   nobody else's view.
 - **arguments** (each round): every debater responds to the debate so far,
@@ -24,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.design_prompts import DesignKind
-from debatecode.agents.perspectives import Perspective, complexity_rounds, load_catalog, select_perspectives
+from debatecode.agents.perspectives import Perspective, complexity_rounds
 from debatecode.agents.roles import RoleSpec
+from debatecode.protocol.design.clarify import clarify
 from debatecode.protocol.design.files import DebateFiles
 from debatecode.protocol.design.gate import (
     GateDecision,
@@ -35,6 +37,7 @@ from debatecode.protocol.design.gate import (
     review_round,
     tally_poll,
 )
+from debatecode.protocol.design.panel import select_panel
 from debatecode.protocol.design.records import Position, QuestionAnalysis, RoundRecord
 from debatecode.protocol.design.relevance import relevance_for
 from debatecode.protocol.design.replies import Speech, parse_analysis, parse_poll_answer, parse_speech
@@ -135,22 +138,17 @@ class AnalysisStep(DesignStep):
     name = "analysis"
 
     async def execute(self, run: DesignRun, round_no: int) -> str:
-        question = run.state.question
         design = run.design
-        catalog = load_catalog(design.custom_perspectives)
         reading = await run.say(
             run.moderator, "analyse", phase=self.name, round_no=0, stage="moderator", max_tokens=160
         )
         await run.record(reading)
         decision, constraints = parse_analysis(reading.content)
+        clarification = await clarify(run)
 
         async def choose() -> TurnRecord:
-            requested = design.perspectives or list(question.perspectives) or None
-            selection = select_perspectives(
-                f"{question.text}\n{question.context_text()}" if question.context else question.text,
-                catalog,
-                count=design.perspective_count,
-                requested=requested,
+            selection = select_panel(
+                design, run.state.question, clarification=clarification.settled if clarification else ""
             )
             rounds = complexity_rounds(selection.complexity, design.min_rounds, design.max_rounds)
             analysis = QuestionAnalysis(
@@ -190,6 +188,8 @@ class AnalysisStep(DesignStep):
             files.write_metadata(
                 {
                     "perspectives": [p.name for p in perspectives],
+                    "council": design.council,
+                    "clarification": clarification.model_dump(mode="json") if clarification else None,
                     "domain": run.state.analysis.domain,
                     "complexity": run.state.analysis.complexity,
                     "rounds_planned": run.state.analysis.rounds,
