@@ -52,11 +52,15 @@ ADR_SECTIONS = (
     "Key tensions",
     "Recommendation",
     "Rejected alternatives",
+    "Implementation notes",
     "Dissents",
     "Risk register",
     "Open questions",
+    "Round-by-round summary",
+    "Participation",
 )
-"""The ``##`` sections every decision record has, in order (escalation and corrections come after, when present)."""
+"""The ``##`` sections every decision record has, in order (escalation, the moderator's draft and corrections come
+after, when present)."""
 
 DEFAULT_SYNTHESIS = """## Recommendation
 - Use SQLite now, with a migration path to PostgreSQL.

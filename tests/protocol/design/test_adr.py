@@ -183,13 +183,19 @@ def test_patchlist_has_severity_sections_and_no_essay_sections() -> None:
     assert headings(text) == [
         "Question",
         "Context",
+        "Recommendation",
+        "Confidence",
         "BLOCKING",
         "HIGH",
         "MEDIUM/LOW",
         "Dissents",
         "Risk register",
         "Open questions",
+        "Round-by-round summary",
+        "Participation",
     ]
+    assert section(text, "Recommendation").startswith("Use PostgreSQL UNLOGGED tables.")
+    assert section(text, "Confidence").startswith("MEDIUM")
     assert section(text, "BLOCKING") == "- **B1** no auth → add OAuth (raised by: Security, Ops)"
     assert section(text, "HIGH") == NONE_RECORDED
     assert section(text, "MEDIUM/LOW") == "- **M1** typo"

@@ -189,10 +189,17 @@ async def test_flat_satisfaction_escalates_and_nobody_decides_without_a_human(de
     assert escalation is not None
     assert escalation.reason.startswith("stalemate")
     assert escalation.choice is None and escalation.decided_by == "nobody"
-    assert [o.label for o in escalation.options] == ["A", "B", "C"]
-    assert escalation.options[0].text == "Operational Simplicity: keep the outbox table and add a relay."
-    assert escalation.options[1].text == "Performance: publish invoice events through Kafka."
-    assert "hybrid" in escalation.options[2].text
+    labels = [o.label for o in escalation.options]
+    assert labels == ["A", "B", "C", "D"], "one option per position (three), then continue with guidance"
+    hybrid, *_ = escalation.options
+    assert "staged hybrid" in hybrid.stance and {"Contrarian", "Moonshot"} <= set(hybrid.holders), "most held first"
+    by_stance = {o.stance: o for o in escalation.options if o.kind == "position"}
+    assert by_stance["keep the outbox table and add a relay."].holders == ["Operational Simplicity"]
+    assert by_stance["publish invoice events through Kafka."].holders == ["Performance"]
+    assert escalation.options[1].text == "Operational Simplicity: keep the outbox table and add a relay."
+    assert escalation.options[2].text == "Performance: publish invoice events through Kafka."
+    last = escalation.options[-1]
+    assert last.kind == "guidance" and last.text.startswith("Continue with guidance")
 
     turns = design_world.turns(result.session.id)
     _assert_unique_keys(turns)
@@ -207,14 +214,15 @@ async def test_flat_satisfaction_escalates_and_nobody_decides_without_a_human(de
     text = _adr(result)
     assert "- **Status:** escalated" in text
     assert "\n## Escalation\n" in text
-    for label in ("A", "B", "C"):
+    for label in ("A", "B", "C", "D"):
         assert f"- **{label}.** " in text
     assert "**Choice:** no decision: non-interactive run" in text
+    assert "Moderator's draft" not in text, "nobody decided: there is no decision the draft was replaced by"
     assert result.session.outcome["record_status"] == "escalated"
 
 
 async def test_a_human_choice_at_the_escalation_is_journaled_and_shapes_the_record(design_world: DebateWorld) -> None:
-    human = FakeHuman(choice=("B", "start with Kafka for invoices only"))
+    human = FakeHuman(choice=("C", "start with Kafka for invoices only"))  # a position only Performance holds
     result = await _stalemate(design_world, human)
 
     assert result.status == "completed", result.error
@@ -223,27 +231,37 @@ async def test_a_human_choice_at_the_escalation_is_journaled_and_shapes_the_reco
     [(title, summary, options)] = human.escalations
     assert title.startswith("Escalation: stalemate")
     assert "Performance" in summary
-    assert [label for label, _ in options] == ["A", "B", "C"]
+    assert [label for label, _ in options] == ["A", "B", "C", "D"]
 
     turns = design_world.turns(result.session.id)
     _assert_unique_keys(turns)
     choice = _by_key(turns)["r0/escalation/human/choice"]
     assert choice.agent_id == "human" and choice.status == "ok"
-    assert choice.metadata["choice"] == "B" and choice.metadata["guidance"] == "start with Kafka for invoices only"
+    assert choice.metadata["choice"] == "C" and choice.metadata["guidance"] == "start with Kafka for invoices only"
     synthesis = _by_key(turns)["r0/synthesis/moderator/synthesise"]
-    assert "option B: Performance: publish invoice events through Kafka." in synthesis.prompt
+    assert "option C: Performance: publish invoice events through Kafka." in synthesis.prompt
     assert "start with Kafka for invoices only" in synthesis.prompt
 
     record = result.record
     assert record is not None and record.escalation is not None
-    assert record.escalation.choice == "B" and record.escalation.decided_by == "human"
-    assert record.recommendation.confidence == "MEDIUM"
-    assert record.status == "proposed"
+    assert record.escalation.choice == "C" and record.escalation.decided_by == "human"
+    assert record.recommendation.text.startswith(
+        "Option C, chosen by a person at the escalation: publish invoice events through Kafka."
+    ), "the person's choice is the decision, not the moderator's draft"
+    assert record.recommendation.confidence == "HUMAN"
+    assert record.moderator_draft == "Use SQLite now, with a migration path to PostgreSQL."
+    assert record.status == "accepted"
+    dissenters = {name for d in record.dissents for name in d.perspectives}
+    assert "Performance" not in dissenters and {"Operational Simplicity", "Contrarian", "Moonshot"} <= dissenters
     text = _adr(result)
-    assert "**Choice:** B: Performance: publish invoice events through Kafka. (decided by human)" in text
+    assert "**Choice:** C: Performance: publish invoice events through Kafka. (decided by human)" in text
     assert "**Guidance:** start with Kafka for invoices only" in text
-    assert "**Confidence:** MEDIUM" in text
-    assert "- **Status:** proposed" in text
+    assert "**Confidence:** decided by a person at the escalation — " in text
+    recommendation = text.split("\n## Recommendation\n")[1].split("\n## ")[0]
+    assert "HIGH" not in recommendation and "MEDIUM" not in recommendation
+    draft = text.split("\n## Moderator's draft (context only, not the decision)\n")[1]
+    assert "Use SQLite now, with a migration path to PostgreSQL." in draft
+    assert "- **Status:** accepted" in text
 
 
 # -- 3. repetition → circular → forced synthesis -----------------------------------------------------------------
@@ -397,8 +415,10 @@ async def test_patchlist_mode_merges_and_renumbers_items_into_severity_sections(
     assert "- **Mode:** patchlist" in text
     for heading in ("BLOCKING", "HIGH", "MEDIUM/LOW"):
         assert f"\n## {heading}\n" in text, heading
-    for essay in ("Perspectives", "Points of agreement", "Key tensions", "Recommendation", "Rejected alternatives"):
+    for essay in ("Perspectives", "Points of agreement", "Key tensions", "Rejected alternatives"):
         assert f"\n## {essay}\n" not in text, essay
+    for heading in ("Recommendation", "Confidence"):
+        assert f"\n## {heading}\n" in text, "a patchlist states what to do and how sure it is"
     blocking = text.split("\n## BLOCKING\n")[1].split("\n## HIGH\n")[0]
     assert "**B1** no backup of the event store → add nightly snapshots" in blocking
     assert "**B2** the WAL file grows without bound → checkpoint it hourly (raised by: Data Integrity, Contrarian)" in (

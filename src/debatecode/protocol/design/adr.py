@@ -4,7 +4,9 @@
 patchlist; ``write_adr`` files it as ``docs/decisions/adr-NNNN-slug.md``,
 numbered after the ADRs already there. Every ADR section is always present;
 an empty one says ``_None recorded._`` so readers and tools can rely on the
-headings.
+headings. A decision a person made at an escalation says so in its
+confidence line, and the moderator's draft it replaced is kept in a section
+of its own, labelled as context.
 
 Model text is untrusted markdown: rendered text can neither open a heading,
 a fence, a table or an HTML block, nor close one of ours.
@@ -28,12 +30,14 @@ from debatecode.protocol.design.records import (
     PerspectiveSummary,
     Recommendation,
     RiskEntry,
+    RoundSummary,
 )
 from debatecode.safe_paths import path_under
 
 __all__ = [
     "NONE_RECORDED",
     "adr_filename",
+    "confidence_label",
     "markdown_block",
     "markdown_inline",
     "next_adr_number",
@@ -103,6 +107,11 @@ def _list(items: Sequence[str]) -> list[str]:
     return [f"- {markdown_inline(item)}" for item in items if item.strip()]
 
 
+def confidence_label(rec: Recommendation) -> str:
+    """How the confidence reads: the level, or that a person decided at an escalation."""
+    return "decided by a person at the escalation" if rec.confidence == "HUMAN" else rec.confidence
+
+
 def _head(record: DecisionRecord) -> list[str]:
     title = record.title.strip() or record.question.strip() or "Untitled decision"
     scores = ", ".join(f"{markdown_inline(name)} {score}/100" for name, score in record.scores.items())
@@ -116,6 +125,7 @@ def _head(record: DecisionRecord) -> list[str]:
         f"- **Mode:** {record.mode}",
         f"- **Rounds:** {record.rounds}",
         f"- **Stop reason:** {markdown_inline(record.stop_reason) or '_not recorded_'}",
+        f"- **Confidence:** {confidence_label(record.recommendation)}",
         f"- **Perspectives:** {names or '_none_'}",
         f"- **Final satisfaction:** {scores or '_not scored_'}",
         "",
@@ -133,15 +143,42 @@ def _perspectives(summaries: Sequence[PerspectiveSummary]) -> list[str]:
         trade_offs = markdown_inline(summary.trade_offs) or "_none stated_"
         score = "_not scored_" if summary.final_satisfaction is None else f"{summary.final_satisfaction}/100"
         lines += ["", f"**Trade-offs accepted:** {trade_offs}", "", f"**Final satisfaction:** {score}", ""]
+        owns = "; ".join(markdown_inline(item) for item in summary.responsibilities) or "_none recorded_"
+        needs = "; ".join(markdown_inline(item) for item in summary.interfaces) or "_none named_"
+        lines += [f"**Responsibilities:** {owns}", "", f"**Interfaces:** {needs}", ""]
     return lines[:-1]
+
+
+def _confidence_line(rec: Recommendation) -> str:
+    reason = f" — {markdown_inline(rec.confidence_reason)}" if rec.confidence_reason.strip() else ""
+    return f"**Confidence:** {confidence_label(rec)}{reason}"
+
+
+def _caveats(rec: Recommendation) -> list[str]:
+    caveats = _list(rec.caveats)
+    return ["**Caveats:**", "", *caveats] if caveats else ["**Caveats:** _none recorded._"]
 
 
 def _recommendation(rec: Recommendation) -> list[str]:
     text = markdown_block(rec.text) or NONE_RECORDED
-    reason = f" — {markdown_inline(rec.confidence_reason)}" if rec.confidence_reason.strip() else ""
-    lines = [text, "", f"**Confidence:** {rec.confidence}{reason}", ""]
-    caveats = _list(rec.caveats)
-    return [*lines, "**Caveats:**", "", *caveats] if caveats else [*lines, "**Caveats:** _none recorded._"]
+    return [text, "", _confidence_line(rec), "", *_caveats(rec)]
+
+
+def _round_summaries(rounds: Sequence[RoundSummary]) -> list[str]:
+    lines = []
+    for r in rounds:
+        scores = ", ".join(f"{markdown_inline(name)} {score}" for name, score in r.scores.items())
+        lines.append(
+            f"- **Round {r.round}**"
+            + (f" (satisfaction: {scores})" if scores else "")
+            + f": {markdown_inline(r.summary) or '_no summary_'}"
+        )
+        if r.decision:
+            lines.append(f"  - Gate reviewer: {markdown_inline(r.decision)}")
+        if r.guidance:
+            lines.append(f"  - Human guidance: {markdown_inline(r.guidance)}")
+        lines += [f"  - {markdown_inline(note)}" for note in r.notes]
+    return lines
 
 
 def _dissents(dissents: Sequence[Dissent]) -> list[str]:
@@ -182,8 +219,20 @@ def _tail(record: DecisionRecord) -> list[str]:
     lines = _section("Dissents", _dissents(record.dissents))
     lines += _section("Risk register", _risks(record.risks))
     lines += _section("Open questions", _list(record.open_questions))
+    lines += _section("Round-by-round summary", _round_summaries(record.round_summaries))
+    lines += _section("Participation", _list(record.participation) or ["Every perspective took part throughout."])
     if record.escalation is not None:
         lines += _section("Escalation", _escalation(record.escalation))
+    if record.moderator_draft.strip():
+        lines += _section(
+            "Moderator's draft (context only, not the decision)",
+            [
+                "_A person decided at the escalation; this is what the moderator had drafted before, kept for "
+                "context._",
+                "",
+                markdown_block(record.moderator_draft),
+            ],
+        )
     if record.corrections:
         lines += _section("Corrections", _list(record.corrections))
     return lines
@@ -192,7 +241,7 @@ def _tail(record: DecisionRecord) -> list[str]:
 def render_adr(record: DecisionRecord) -> str:
     """The ADR of a deliberative debate, every section present (``_None recorded._`` when empty).
 
-    Escalation and Corrections appear only when the record has them.
+    Escalation, the moderator's draft (when a person decided) and Corrections appear only when the record has them.
     """
     lines = _head(record)
     lines += _section("Perspectives", _perspectives(record.perspectives))
@@ -204,6 +253,7 @@ def render_adr(record: DecisionRecord) -> str:
         for alt in record.rejected
     ]
     lines += _section("Rejected alternatives", rejected)
+    lines += _section("Implementation notes", _list(record.implementation_notes))
     lines += _tail(record)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -212,8 +262,12 @@ _SEVERITY_HEADINGS: dict[PatchSeverity, str] = {"BLOCKING": "BLOCKING", "HIGH": 
 
 
 def render_patchlist(record: DecisionRecord) -> str:
-    """A patchlist review: the items by severity, then dissents, risks and open questions (no essay sections)."""
+    """A patchlist review: recommendation and confidence, the items by severity, then dissents, risks and open
+    questions (no essay sections)."""
     lines = _head(record)
+    rec = record.recommendation
+    lines += _section("Recommendation", [markdown_block(rec.text) or NONE_RECORDED, "", *_caveats(rec)])
+    lines += _section("Confidence", [_confidence_line(rec).removeprefix("**Confidence:** ")])
     for severity, heading in _SEVERITY_HEADINGS.items():
         items = []
         for item in record.patches:

@@ -9,13 +9,19 @@
   the last ``progress_window`` rounds;
 - ``converged``: every perspective is at or above the target satisfaction;
 - ``poll``: a convergence poll passed (at least two thirds said yes);
-- ``off_topic``: a speech shares almost no vocabulary with the question, the
-  context and the rest of the debate;
+- ``off_topic``: a speech is not about the question: it shares almost no
+  vocabulary with the question, the context and the rest of the debate, and
+  (when an embedder is available) its meaning is far from them too
+  (``relevance.py``);
+- ``muted``: a perspective whose last ``mute_after`` speeches (2 by default)
+  were all off topic; it says nothing more in this debate
+  (``muted_perspectives``);
 - ``scope_creep``: a speech proposes extra work with vocabulary the question
   and context never use.
 
 ``decide`` turns the flags into continue, synthesize or escalate. Everything
-here is deterministic text statistics: nothing calls a model.
+here is deterministic: text statistics, and at most a sentence embedding for
+a speech whose words alone cannot tell; nothing calls a language model.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from itertools import combinations
 from typing import Literal
 
 from debatecode.protocol.design.records import GateFlag, PollResult, Position, RoundRecord
+from debatecode.protocol.design.relevance import DebateRelevance, SpeechRelevance, strip_format
 from debatecode.protocol.satisfaction import SatisfactionTracker
 from debatecode.voting import Ballot, get_method
 
@@ -35,6 +42,7 @@ __all__ = [
     "GateThresholds",
     "decide",
     "fundamental_disagreement",
+    "muted_perspectives",
     "overlap",
     "review_round",
     "round_overlap",
@@ -103,8 +111,11 @@ class GateThresholds:
     """Rounds over which ``min_progress`` is measured."""
     poll_share: float = 2 / 3
     """Yes share with which a convergence poll passes."""
-    off_topic: float = 0.05
-    """Share of a speech's vocabulary found elsewhere in the debate below which it is off topic."""
+    off_topic: float = 0.1
+    """Share of a speech's vocabulary found elsewhere in the debate below which it is off topic, when no
+    embedder judges (see ``relevance.py``)."""
+    mute_after: int = 2
+    """Off-topic speeches in a row after which a perspective is muted for the rest of the debate."""
     circular_after: int = 2
     """Repetition rounds in a row that make the debate circular."""
 
@@ -119,6 +130,8 @@ class GateThresholds:
             raise ValueError(f"min_progress must not be negative, got {self.min_progress}")
         if self.progress_window < 2:
             raise ValueError(f"progress_window must be at least 2 rounds, got {self.progress_window}")
+        if self.mute_after < 1:
+            raise ValueError(f"mute_after must be at least 1 speech, got {self.mute_after}")
         if self.circular_after < 1:
             raise ValueError(f"circular_after must be at least 1 round, got {self.circular_after}")
 
@@ -347,35 +360,99 @@ def _poll_flag(round_: RoundRecord) -> list[GateFlag]:
     ]
 
 
-def _off_topic_flags(rounds: Sequence[RoundRecord], framing: set[str], thresholds: GateThresholds) -> list[GateFlag]:
-    """Speeches of the newest round sharing less than ``thresholds.off_topic`` of their content words.
+def _off_topic_flags(
+    rounds: Sequence[RoundRecord],
+    framing: str,
+    thresholds: GateThresholds,
+    relevance: DebateRelevance | None,
+) -> list[GateFlag]:
+    """Speeches of the newest round that are not about the debate (see ``relevance.py``).
 
-    The reference is the question, the context and every speech of the debate
-    by the other perspectives: a debater cannot vouch for its own tangent.
-    Speeches with fewer than 5 distinct content words are not judged.
+    The references are the question, the context and every speech of the
+    debate by the other perspectives (a debater cannot vouch for its own
+    tangent), all without the reply format and the debaters' names. Speeches
+    with fewer than 5 distinct content words are not judged.
     """
-    said: dict[str, set[str]] = {}
+    names = relevance.names if relevance is not None else ()
+    judge = relevance.judge if relevance is not None else SpeechRelevance()
+    framing_words = _content(_words(framing))
+    said: dict[str, list[str]] = {}
     for round_ in rounds:
         for speech in _speeches(round_):
-            said.setdefault(speech.perspective, set()).update(_content(_words(speech.text)))
+            said.setdefault(speech.perspective, []).append(strip_format(speech.text, names))
+    vocabularies = {key: _content(_words(" ".join(texts))) for key, texts in said.items()}
     flags = []
     for speech in _speeches(rounds[-1]):
-        vocabulary = _content(_words(speech.text))
+        text = strip_format(speech.text, names)
+        vocabulary = _content(_words(text))
         if len(vocabulary) < _MIN_CONTENT_WORDS:
             continue
-        others = framing.union(*(words for key, words in said.items() if key != speech.perspective))
-        share = len(vocabulary & others) / len(vocabulary)
-        if share < thresholds.off_topic:
+        others = [text for key, texts in said.items() if key != speech.perspective for text in texts]
+        reference = framing_words.union(*(words for key, words in vocabularies.items() if key != speech.perspective))
+        share = len(vocabulary & reference) / len(vocabulary)
+        verdict = judge.judge(text, framing, others, share)
+        off = share < thresholds.off_topic if verdict.measure == "words" else verdict.off_topic
+        if off:
+            measure = (
+                "of its vocabulary with the debate" if verdict.measure == "words" else f"similarity ({verdict.measure})"
+            )
             flags.append(
                 GateFlag(
                     kind="off_topic",
                     round=speech.round,
-                    detail=f"{speech.perspective}'s {speech.kind} shares {share:.0%} of its vocabulary with the debate",
+                    detail=f"{speech.perspective}'s {speech.kind} is off topic: {verdict.value:.0%} {measure}",
                     agents=[speech.perspective],
-                    value=share,
+                    value=round(verdict.value, 4),
+                    speech=speech.kind,
                 )
             )
     return flags
+
+
+def _spoken(rounds: Sequence[RoundRecord], key: str) -> list[tuple[int, str]]:
+    """(round, kind) of every speech ``key`` made in ``rounds``, in order."""
+    return [(s.round, s.kind) for r in rounds for s in _speeches(r) if s.perspective == key]
+
+
+def _muted_flags(
+    rounds: Sequence[RoundRecord], newest: Sequence[GateFlag], thresholds: GateThresholds
+) -> list[GateFlag]:
+    """``muted`` for every perspective whose last ``mute_after`` speeches were all flagged off topic.
+
+    Flags of earlier rounds are read from their records, the newest round's from ``newest``. A perspective
+    is muted once; none is muted when that would leave fewer than two debaters speaking.
+    """
+    already = muted_perspectives(rounds[:-1])
+    off = {
+        (flag.round, flag.speech, agent)
+        for flag in [*(f for r in rounds[:-1] for f in r.flags), *newest]
+        if flag.kind == "off_topic"
+        for agent in flag.agents
+    }
+    speaking = {s.perspective for s in _speeches(rounds[-1])} - set(already)
+    flags: list[GateFlag] = []
+    for key in sorted(speaking):
+        recent = _spoken(rounds, key)[-thresholds.mute_after :]
+        if len(recent) < thresholds.mute_after or not all((r, kind, key) in off for r, kind in recent):
+            continue
+        if len(speaking) - len(flags) - 1 < 2:
+            break
+        where = ", ".join(f"round {r} {kind}" for r, kind in recent)
+        flags.append(
+            GateFlag(
+                kind="muted",
+                round=rounds[-1].round,
+                detail=f"{key} went off topic {len(recent)} times in a row ({where}); muted for the rest of the debate",
+                agents=[key],
+                value=float(len(recent)),
+            )
+        )
+    return flags
+
+
+def muted_perspectives(rounds: Sequence[RoundRecord]) -> dict[str, int]:
+    """Perspectives muted for going off topic, and the round after which they were muted."""
+    return {agent: flag.round for r in rounds for flag in r.flags if flag.kind == "muted" for agent in flag.agents}
 
 
 def _find(words: Sequence[str], phrase: Sequence[str]) -> int:
@@ -429,8 +506,12 @@ def review_round(
     context: str = "",
     thresholds: GateThresholds,
     tracker: SatisfactionTracker | None = None,
+    relevance: DebateRelevance | None = None,
 ) -> list[GateFlag]:
     """The gate reviewer's flags for the last round in ``rounds`` (oldest first; empty gives no flags).
+
+    ``relevance`` judges off-topic speeches (``relevance.relevance_for(run)``: the config's embedder and
+    the debaters' names); without it, word overlap alone judges, names left in.
 
     ``tracker`` is the engine's satisfaction tracker, if it keeps one: its
     history is taken as is and the rounds after its last recorded round are
@@ -457,7 +538,9 @@ def review_round(
     flags += _progress_flags(current.round, _tracker(rounds, thresholds, tracker), thresholds)
     flags += _poll_flag(current)
     framing = _content(_words(f"{question}\n{context}"))
-    flags += _off_topic_flags(rounds, framing, thresholds)
+    off_topic = _off_topic_flags(rounds, f"{question}\n{context}", thresholds, relevance)
+    flags += off_topic
+    flags += _muted_flags(rounds, off_topic, thresholds)
     flags += _scope_creep_flags(current, framing)
     return flags
 

@@ -34,13 +34,15 @@ __all__ = [
     "RejectedAlternative",
     "RiskEntry",
     "RoundRecord",
+    "RoundSummary",
     "SpeechKind",
 ]
 
 DesignMode = Literal["deliberative", "patchlist"]
-Confidence = Literal["HIGH", "MEDIUM", "LOW"]
+Confidence = Literal["HIGH", "MEDIUM", "LOW", "HUMAN"]
+"""HIGH, MEDIUM and LOW are measured from how the debate ended; HUMAN: a person decided at an escalation."""
 SpeechKind = Literal["position", "argument", "rebuttal"]
-GateFlagKind = Literal["repetition", "circular", "stalemate", "converged", "poll", "off_topic", "scope_creep"]
+GateFlagKind = Literal["repetition", "circular", "stalemate", "converged", "poll", "off_topic", "scope_creep", "muted"]
 PatchSeverity = Literal["BLOCKING", "HIGH", "MEDIUM-LOW"]
 
 
@@ -98,6 +100,8 @@ class GateFlag(_Record):
     agents: list[str] = Field(default_factory=list)
     value: float | None = None
     """The measured number behind the flag (overlap share, score gain, yes share...)."""
+    speech: SpeechKind | None = None
+    """For a flag on one speech (``off_topic``): which of the perspective's speeches of the round."""
 
 
 class PollResult(_Record):
@@ -137,6 +141,12 @@ class EscalationOption(_Record):
     label: str
     """A, B, C..."""
     text: str
+    kind: Literal["position", "guidance"] = "position"
+    """``position``: one of the positions the debaters hold; ``guidance``: continue with the human's guidance."""
+    stance: str = ""
+    """The position itself (``position`` options), without the names of who holds it."""
+    holders: list[str] = Field(default_factory=list)
+    """Display names of the perspectives holding the position."""
 
 
 class Escalation(_Record):
@@ -158,6 +168,24 @@ class PerspectiveSummary(_Record):
     key_arguments: list[str]
     trade_offs: str = ""
     final_satisfaction: int | None = None
+    responsibilities: list[str] = Field(default_factory=list)
+    """What this perspective owns in the design (seed 000's per-agent responsibilities)."""
+    interfaces: list[str] = Field(default_factory=list)
+    """The interfaces it needs or defines."""
+
+
+class RoundSummary(_Record):
+    """One response round in the record: what the moderator said, the scores and the gate's verdict."""
+
+    round: int
+    summary: str = ""
+    scores: dict[str, int] = Field(default_factory=dict)
+    """Satisfaction by perspective name."""
+    decision: str = ""
+    """The gate reviewer's action and reason (``continue: min rounds (2) not reached``)."""
+    guidance: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    """Off-topic speeches and mutings of the round."""
 
 
 class Recommendation(_Record):
@@ -230,3 +258,9 @@ class DecisionRecord(_Record):
     """Final satisfaction by perspective name."""
     corrections: list[str] = Field(default_factory=list)
     """Dissents a participant said were misrepresented, and corrected in the correction round."""
+    round_summaries: list[RoundSummary] = Field(default_factory=list)
+    implementation_notes: list[str] = Field(default_factory=list)
+    moderator_draft: str = ""
+    """The moderator's recommendation when a person decided instead: kept as context, not as the decision."""
+    participation: list[str] = Field(default_factory=list)
+    """Who did not take part or was muted, and why (the Contrarian and the Moonshot when absent)."""

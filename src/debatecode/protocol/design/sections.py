@@ -394,14 +394,28 @@ def distinct(lines: Sequence[str]) -> list[str]:
     return kept
 
 
+def _names(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` as a whole word (any case; ``-`` and spaces alike)."""
+    pattern = r"(?<![\w-])" + r"[- ]".join(re.escape(part) for part in re.split(r"[- ]+", name.strip())) + r"(?![\w-])"
+    return bool(name.strip()) and re.search(pattern, text, re.IGNORECASE) is not None
+
+
 def dedupe_dissents(dissents: Sequence[Dissent]) -> list[Dissent]:
     """Merge near-duplicate dissents: the same words, or a word overlap (shared / all distinct words) of at least 0.8.
 
-    The first-seen text is kept; holders are merged in first-seen order.
+    The first-seen text is kept; holders are merged in first-seen order. A holder is never merged under a
+    text that names it ("I disagree with Contrarian" is not the Contrarian's dissent): it keeps its own entry.
     """
     merged: list[Dissent] = []
     for dissent in dissents:
-        twin = next((i for i, kept in enumerate(merged) if similar(kept.text, dissent.text)), None)
+        twin = next(
+            (
+                i
+                for i, kept in enumerate(merged)
+                if similar(kept.text, dissent.text) and not any(_names(kept.text, h) for h in dissent.perspectives)
+            ),
+            None,
+        )
         if twin is None:
             merged.append(Dissent(perspectives=list(dict.fromkeys(dissent.perspectives)), text=dissent.text))
             continue

@@ -1,17 +1,22 @@
 """After the rounds: escalation to a human, the synthesis into a decision record, and its review.
 
-- **escalation**: when the gate reviewer escalates (a stalemate, max rounds
-  without agreement, or a circular debate over a fundamental disagreement),
-  a terminal user sees the positions and options A/B/C and picks one; the
-  choice is journaled. Without a terminal nobody decides, and the record says
-  so (its status is ``escalated``).
+- **escalation** (``escalation.py``): when the gate reviewer escalates, a
+  person sees one option per opposing position, plus "continue with
+  guidance", and picks one; the choice is journaled. Without a person nobody
+  decides, and the record says so (its status is ``escalated``).
 - **synthesis**: the moderator writes the recommendation, agreement, tensions,
-  rejected alternatives, risks and open questions. What the debaters said is
-  taken from their own speeches, not from the moderator's retelling: each
-  perspective's key arguments, the dissents of those below the target, and
-  the risks they raised. Confidence is measured, not asked for: HIGH on
-  consensus, MEDIUM after a passed poll, a human's choice or a mean
-  satisfaction of 70 or more, LOW otherwise.
+  rejected alternatives, risks, implementation notes and responsibilities.
+  What the debaters said is taken from their own speeches, not from the
+  moderator's retelling (``record_parts.py``): each perspective's key
+  arguments, responsibilities and interfaces, the dissents attributed to
+  whoever holds them, the risks they raised, the round-by-round summary and
+  who did not take part. When a person chose at an escalation, that choice
+  *is* the decision: the recommendation states the chosen option, the
+  confidence says a person decided, and the moderator's draft is kept as
+  context only. Otherwise confidence is measured, not asked for: HIGH on
+  consensus, MEDIUM after a passed poll or a mean satisfaction of 70 or
+  more, LOW otherwise; and a HIGH with a recorded dissent or a correction
+  drops to MEDIUM, saying why.
 - **synthesis review**: every debater reads how the record states its view;
   one that says it was misrepresented gets one correction round, in which its
   own corrected words replace the record's.
@@ -20,28 +25,30 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from debatecode.agents.agent import Agent
 from debatecode.protocol.design.adr import slugify
+from debatecode.protocol.design.confidence import confidence_of, scores_of, settled_confidence
+from debatecode.protocol.design.escalation import EscalationStep, chosen_option
+from debatecode.protocol.design.record_parts import (
+    attributed_dissents,
+    implementation_notes,
+    participation,
+    responsibilities,
+    round_summaries,
+)
 from debatecode.protocol.design.records import (
-    Confidence,
     DecisionRecord,
-    Dissent,
-    Escalation,
-    EscalationOption,
     PerspectiveSummary,
     Position,
     Recommendation,
     RiskEntry,
 )
-from debatecode.protocol.design.replies import parse_review_answer, parse_speech
-from debatecode.protocol.design.run import MODERATOR, DesignRun
+from debatecode.protocol.design.replies import parse_speech
+from debatecode.protocol.design.run import DesignRun
 from debatecode.protocol.design.sections import (
     bullets,
-    dedupe_dissents,
     distinct,
     merge_patches,
     parse_alternatives,
@@ -50,113 +57,26 @@ from debatecode.protocol.design.sections import (
     parse_sections,
     similar,
 )
-from debatecode.protocol.design.steps import DesignStep, last_decision
+from debatecode.protocol.design.stances import active_final, restates, stance_of
+from debatecode.protocol.design.steps import DesignStep
+from debatecode.protocol.design.synthesis_review import SynthesisReviewStep, apply_corrections
 from debatecode.protocol.design.tally import question_options, recommended_option, tally_lines
-from debatecode.protocol.state import TurnRecord
-from debatecode.protocol.turns import gather_all
 
-__all__ = ["EscalationStep", "SynthesisReviewStep", "SynthesisStep", "confidence_of"]
+__all__ = [
+    "EscalationStep",
+    "SynthesisReviewStep",
+    "SynthesisStep",
+    "apply_corrections",
+    "confidence_of",
+    "settled_confidence",
+    "stance_of",
+]
 
 _MAX_RISKS = 8
 
 
 def _final(run: DesignRun) -> dict[str, Position]:
-    return run.state.latest()
-
-
-class EscalationStep(DesignStep):
-    """Put an unsettled debate to the human: positions and options A/B/C (journaled), or record that nobody chose."""
-
-    name = "escalation"
-
-    async def execute(self, run: DesignRun, round_no: int) -> str:
-        decision = last_decision(run)
-        if decision is None or decision.action != "escalate":
-            return "not needed"
-        names = run.state.names()
-        final = _final(run)
-        scores = run.state.scores()
-        ranked = sorted(
-            final.values(), key=lambda p: (-(scores.get(p.perspective) or 0), list(names).index(p.perspective))
-        )
-        options: list[EscalationOption] = []
-        seen: set[str] = set()
-        for speech in ranked:
-            stance = stance_of(run, speech)
-            if stance and stance.lower() not in seen and len(options) < 2:
-                seen.add(stance.lower())
-                options.append(
-                    EscalationOption(
-                        label="AB"[len(options)], text=f"{names.get(speech.perspective, speech.perspective)}: {stance}"
-                    )
-                )
-        options.append(
-            EscalationOption(
-                label="ABC"[len(options)],
-                text="A hybrid: the moderator combines the positions and records every dissent",
-            )
-        )
-        escalation = Escalation(
-            reason=decision.reason,
-            positions={
-                names.get(k, k): (stance_of(run, p) or "(restated the question; no position)") for k, p in final.items()
-            },
-            options=options,
-        )
-
-        async def ask() -> TurnRecord:
-            choice, guidance = None, None
-            chooser = getattr(run.human, "choose", None)
-            if chooser is not None:
-                picked = await chooser(
-                    f"Escalation: {decision.reason}",
-                    "\n".join(f"- {name}: {stance}" for name, stance in escalation.positions.items()),
-                    [(o.label, o.text) for o in options],
-                )
-                if picked is not None:
-                    choice, guidance = picked
-            return run.tool_turn(
-                round_no=0,
-                phase=self.name,
-                agent_id="human",
-                role="human",
-                kind="choice",
-                content=f"{choice}: {guidance or ''}".strip(": ") if choice else "no decision (non-interactive run)",
-                metadata={"choice": choice, "guidance": guidance, "escalation": escalation.model_dump(mode="json")},
-            )
-
-        turn = await run.record(await run.journal.replay_or_do("r0/escalation/human/choice", ask))
-        stored = Escalation.model_validate(turn.metadata["escalation"])
-        choice = turn.metadata.get("choice")
-        run.state.escalation = stored.model_copy(
-            update={
-                "choice": choice,
-                "guidance": turn.metadata.get("guidance"),
-                "decided_by": "human" if choice else "nobody",
-            }
-        )
-        return f"chose {choice}" if choice else "no decision: recorded in the decision record"
-
-
-def confidence_of(run: DesignRun) -> tuple[Confidence, str]:
-    """How sure the decision is, from how the debate ended (not from the model's own claim)."""
-    scores = run.state.scores()
-    target = run.design.target_satisfaction
-    decision = last_decision(run)
-    reason = decision.reason if decision else run.state.stop_reason
-    mean = sum(scores.values()) / len(scores) if scores else 0.0
-    escalation = run.state.escalation
-    if scores and all(s >= target for s in scores.values()):
-        return "HIGH", f"every perspective reached {target} satisfaction ({reason})"
-    if escalation is not None and escalation.choice:
-        return "MEDIUM", f"the debate escalated ({escalation.reason}) and a human chose option {escalation.choice}"
-    if escalation is not None:
-        return "LOW", f"the debate escalated ({escalation.reason}) and nobody decided"
-    if reason.startswith("convergence poll"):
-        return "MEDIUM", f"{reason}; mean satisfaction {mean:.0f}"
-    if mean >= 70:
-        return "MEDIUM", f"{reason or 'the debate ended'}; mean satisfaction {mean:.0f}, below the target of {target}"
-    return "LOW", f"{reason or 'the debate ended'}; mean satisfaction {mean:.0f}"
+    return active_final(run)
 
 
 class SynthesisStep(DesignStep):
@@ -167,11 +87,12 @@ class SynthesisStep(DesignStep):
     async def execute(self, run: DesignRun, round_no: int) -> str:
         names = run.state.names()
         final = _final(run)
-        scores = run.state.scores()
+        scores = scores_of(run)
         target = run.design.target_satisfaction
         last_summary = run.state.rounds[-1].summary if run.state.rounds else ""
         escalation = run.state.escalation
-        chosen = next((o.text for o in escalation.options if o.label == escalation.choice), "") if escalation else ""
+        picked = chosen_option(escalation)
+        chosen = picked.text if picked is not None else ""
         draft = await run.say(
             run.moderator,
             "synthesise",
@@ -194,9 +115,10 @@ class SynthesisStep(DesignStep):
         await run.record(draft)
         sections = parse_sections(draft.content)
         confidence, why = confidence_of(run)
+        drafted = _drafted(sections)
         recommendation_text = _recommendation(sections, run, chosen)
         caveats = bullets(sections.get("caveats", ""))
-        dissents = _dissents(run, final, scores, target)
+        dissents = attributed_dissents(run, final, scores, target)
         if dissents:
             caveats.append("Dissents remain: " + "; ".join(", ".join(d.perspectives) for d in dissents))
         question = run.state.question
@@ -220,19 +142,11 @@ class SynthesisStep(DesignStep):
             status="escalated"
             if escalation is not None and not escalation.choice
             else "accepted"
-            if confidence == "HIGH"
+            if confidence in ("HIGH", "HUMAN")
             else "proposed",
             question=question.text,
             context=_context(run),
-            perspectives=[
-                PerspectiveSummary(
-                    name=names.get(key, key),
-                    key_arguments=_key_arguments(run, key, final.get(key)),
-                    trade_offs=run.state.perspectives[key].trade_offs,
-                    final_satisfaction=scores.get(key),
-                )
-                for key in run.state.perspectives
-            ],
+            perspectives=[_summary(run, key, final, scores, sections) for key in run.state.perspectives],
             agreement=agreement,
             tensions=tensions,
             recommendation=Recommendation(
@@ -247,8 +161,12 @@ class SynthesisStep(DesignStep):
             rounds=run.state.rounds_done,
             stop_reason=run.state.stop_reason,
             scores={names.get(k, k): v for k, v in scores.items()},
+            round_summaries=round_summaries(run),
+            implementation_notes=implementation_notes(run, sections, final, recommendation_text),
+            moderator_draft=drafted if picked is not None else "",
+            participation=participation(run),
         )
-        run.state.record = record
+        run.state.record = settled_confidence(record)
         return f"{confidence} confidence: {recommendation_text[:80]}"
 
 
@@ -271,8 +189,50 @@ def _context(run: DesignRun) -> str:
     return "\n\n".join(parts)
 
 
+def _drafted(sections: dict[str, str]) -> str:
+    """The moderator's recommendation, as it wrote it (clipped)."""
+    return _clip(" ".join(bullets(sections.get("recommendation", ""))).strip(), 600)
+
+
+def _decided(run: DesignRun) -> str | None:
+    """The recommendation a person's choice at the escalation makes (None when nobody chose)."""
+    escalation = run.state.escalation
+    option = chosen_option(escalation)
+    if escalation is None or option is None:
+        return None
+    added = f" The person added: {escalation.guidance}" if escalation.guidance else ""
+    if option.kind == "position":
+        held = f" (the position of {', '.join(option.holders)})" if option.holders else ""
+        return (
+            f"Option {option.label}, chosen by a person at the escalation: {option.stance or option.text}{held}.{added}"
+        )
+    direction = escalation.guidance or "no direction given"
+    return (
+        f"Option {option.label}, chosen by a person at the escalation: none of the positions as it stands; "
+        f"combine them as the person directed: {direction}. The moderator's combination is kept below as context."
+    )
+
+
+def _summary(
+    run: DesignRun, key: str, final: dict[str, Position], scores: dict[str, int], sections: dict[str, str]
+) -> PerspectiveSummary:
+    spoken = [p for p in [*run.state.positions, *(s for r in run.state.rounds for s in [*r.arguments, *r.rebuttals])]]
+    owns, interfaces = responsibilities(run, key, sections, [p for p in spoken if p.perspective == key])
+    return PerspectiveSummary(
+        name=run.state.names().get(key, key),
+        key_arguments=_key_arguments(run, key, final.get(key)),
+        trade_offs=run.state.perspectives[key].trade_offs,
+        final_satisfaction=scores.get(key),
+        responsibilities=owns,
+        interfaces=interfaces,
+    )
+
+
 def _recommendation(sections: dict[str, str], run: DesignRun, chosen: str) -> str:
-    text = _clip(" ".join(bullets(sections.get("recommendation", ""))).strip(), 600)
+    decided = _decided(run)
+    if decided is not None:
+        return decided
+    text = _drafted(sections)
     escalation = run.state.escalation
     if escalation is not None and not escalation.choice:
         # Nobody decided: the record must not read as if somebody had. It names the leading position instead.
@@ -286,8 +246,10 @@ def _recommendation(sections: dict[str, str], run: DesignRun, chosen: str) -> st
         return text
     if chosen:
         return chosen
+    if run.state.mode == "patchlist":
+        return _patchlist_recommendation(run)
     final = _final(run)
-    scores = run.state.scores()
+    scores = scores_of(run)
     if not final:
         return "No recommendation: no debater took a position."
     best = max(final.values(), key=lambda p: scores.get(p.perspective) or 0)
@@ -326,7 +288,7 @@ def _key_arguments(run: DesignRun, key: str, speech: Position | None) -> list[st
         return []
     parsed = parse_speech(speech.text, run.state.names(), own=key)
     question = run.state.question.text
-    return _clipped([line for line in [parsed.stance, *parsed.reasons] if line and not _restates(line, question)])[:4]
+    return _clipped([line for line in [parsed.stance, *parsed.reasons] if line and not restates(line, question)])[:4]
 
 
 def _agreement(run: DesignRun, final: dict[str, Position], drafted: list[str]) -> list[str]:
@@ -353,36 +315,6 @@ def _agrees_with_count(line: str, options: Sequence[str], supported: set[str]) -
     """An item arguing for one option is agreement only when that option is the only one any debater backs."""
     favoured = recommended_option(line, options) if options else None
     return favoured is None or supported == {favoured}
-
-
-def stance_of(run: DesignRun, speech: Position) -> str:
-    """The speech's stance, unless it only restates the question (small models do): then its first reason, if any."""
-    parsed = parse_speech(speech.text, run.state.names(), own=speech.perspective)
-    stance = parsed.stance or speech.text[:200]
-    if _restates(stance, run.state.question.text):
-        return next((r for r in parsed.reasons if not _restates(r, run.state.question.text)), "")
-    return stance
-
-
-def _restates(text: str, question: str) -> bool:
-    """Mostly the question's own words, and most of them (a short stance picking one option does not count)."""
-    words = {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
-    asked = {w for w in re.findall(r"[a-z0-9]+", question.lower()) if len(w) > 2}
-    return bool(words and asked) and len(words & asked) / len(words | asked) >= 0.6
-
-
-def _dissents(run: DesignRun, final: dict[str, Position], scores: dict[str, int], target: int) -> list[Dissent]:
-    names = run.state.names()
-    found = []
-    for key, speech in final.items():
-        score = scores.get(key)
-        if score is not None and score >= target:
-            continue
-        parsed = parse_speech(speech.text, names, own=key)
-        text = parsed.challenge_text or parsed.stance
-        if text:
-            found.append(Dissent(perspectives=[names.get(key, key)], text=text))
-    return dedupe_dissents(found)
 
 
 def _tensions(run: DesignRun, final: dict[str, Position]) -> list[str]:
@@ -413,7 +345,7 @@ def _risks(run: DesignRun, sections: dict[str, str], final: dict[str, Position])
     clipped = [
         r.model_copy(update={"risk": _clip(r.risk, 220), "mitigation": _clip(r.mitigation, 220)})
         for r in risks
-        if not _junk(r.risk) and not _restates(r.risk, question)
+        if not _junk(r.risk) and not restates(r.risk, question)
     ]
     kept: list[RiskEntry] = []
     for entry in clipped:
@@ -446,74 +378,19 @@ def _patches(run: DesignRun, final: dict[str, Position]) -> Any:
     return merge_patches([parse_patchlist(p.text, names.get(k, k)) for k, p in final.items()])
 
 
-class SynthesisReviewStep(DesignStep):
-    """Every debater checks how the record states its view; a misrepresented one gets one correction round."""
-
-    name = "synthesis_review"
-
-    async def execute(self, run: DesignRun, round_no: int) -> str:
-        record = run.state.record
-        if record is None:
-            return "no record to review"
-        names = run.state.names()
-        debaters = run.debaters()
-
-        async def review(agent: Agent) -> TurnRecord:
-            return await run.say(
-                agent,
-                "review",
-                phase=self.name,
-                round_no=0,
-                stage="synthesis",
-                max_tokens=120,
-                represented=_represented(record, names[agent.id]),
-            )
-
-        turns = await gather_all(*(review(agent) for agent in debaters))
-        corrections: list[tuple[str, str]] = []
-        for agent, turn in zip(debaters, turns, strict=True):
-            await run.record(turn)
-            accurate, corrected = parse_review_answer(turn.content)
-            if not accurate and corrected:
-                corrections.append((names[agent.id], corrected))
-        if not corrections:
-            return "every perspective accepts how it is represented"
-        turn = await run.record(
-            run.tool_turn(
-                round_no=0,
-                phase="correction",
-                agent_id=MODERATOR,
-                role="moderator",
-                kind="apply",
-                content="\n".join(f"{name}: {text}" for name, text in corrections),
-                metadata={"corrections": [list(c) for c in corrections]},
-            )
-        )
-        run.state.record = apply_corrections(record, [(str(a), str(b)) for a, b in turn.metadata["corrections"]])
-        return f"one correction round: {', '.join(name for name, _ in corrections)}"
-
-
-def _represented(record: DecisionRecord, name: str) -> str:
-    lines = []
-    summary = next((p for p in record.perspectives if p.name == name), None)
-    if summary is not None and summary.key_arguments:
-        lines.append("Key arguments: " + "; ".join(summary.key_arguments))
-    for dissent in record.dissents:
-        if name in dissent.perspectives:
-            lines.append("Dissent: " + dissent.text)
-    return "\n".join(lines) or "(nothing: the record does not mention your view)"
-
-
-def apply_corrections(record: DecisionRecord, corrections: Sequence[tuple[str, str]]) -> DecisionRecord:
-    """``record`` with each named perspective's corrected view replacing its dissent (or added as one)."""
-    dissents = list(record.dissents)
-    notes = list(record.corrections)
-    for name, text in corrections:
-        dissents = [
-            d.model_copy(update={"perspectives": [p for p in d.perspectives if p != name]})
-            for d in dissents
-            if d.perspectives != [name]
-        ]
-        dissents.append(Dissent(perspectives=[name], text=text))
-        notes.append(f"{name} said its view was misrepresented; its own correction replaces it: {text}")
-    return record.model_copy(update={"dissents": dedupe_dissents(dissents), "corrections": notes})
+def _patchlist_recommendation(run: DesignRun) -> str:
+    """A patchlist's recommendation when the moderator wrote none: what to apply, by severity."""
+    patches = _patches(run, _final(run))
+    by = {sev: [p.id for p in patches if p.severity == sev] for sev in ("BLOCKING", "HIGH", "MEDIUM-LOW")}
+    if not by["BLOCKING"] and not by["HIGH"]:
+        optional = f" ({len(by['MEDIUM-LOW'])} MEDIUM/LOW items are optional)" if by["MEDIUM-LOW"] else ""
+        return f"Go ahead: no reviewer raised a BLOCKING or HIGH item{optional}."
+    parts = []
+    if by["BLOCKING"]:
+        parts.append(f"apply the BLOCKING changes ({', '.join(by['BLOCKING'])}) before going ahead")
+    if by["HIGH"]:
+        parts.append(f"then the HIGH ones ({', '.join(by['HIGH'])})")
+    if by["MEDIUM-LOW"]:
+        parts.append(f"the MEDIUM/LOW items ({', '.join(by['MEDIUM-LOW'])}) are optional")
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
