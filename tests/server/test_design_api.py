@@ -45,7 +45,7 @@ async def test_a_design_debate_started_over_rest_ends_in_a_decision_record(
         assert report["path"].endswith(".md") and "/docs/decisions/adr-" in report["path"]
         assert "## Recommendation" in report["markdown"] and "## Dissents" in report["markdown"]
         page = await client.get(f"/sessions/{started['id']}")
-        assert page.status_code == 200 and 'data-agent="contrarian"' in page.text
+        assert page.status_code == 200 and 'data-perspective="contrarian"' in page.text
 
 
 async def test_a_question_that_names_a_server_file_is_debated_as_text_never_read(

@@ -51,8 +51,15 @@ def test_the_spec_is_published_with_every_endpoint() -> None:
         "/v1/sessions/{session_id}/gates/reject",
         "/v1/sessions/{session_id}/checkpoint",
         "/v1/sessions/{session_id}/cancel",
+        "/v1/sessions/{session_id}/escalation",
+        "/v1/sessions/{session_id}/ws",
+        "/v1/debates/{session_id}/approve",
+        "/v1/debates/{session_id}/reject",
+        "/v1/debates/{session_id}/gates",
+        "/v1/debates/{session_id}/escalation",
         "/v1/memory/search",
     } <= paths
+    assert "426" in schema.raw_schema["paths"]["/v1/sessions/{session_id}/ws"]["get"]["responses"]
 
 
 @schema.include(path_regex="^/v1/").exclude(path_regex="/events$").parametrize()

@@ -36,7 +36,7 @@ from debatecode.store.records import (
     utcnow,
 )
 
-__all__ = ["Conflict", "router", "session_detail", "session_summary", "version_diff"]
+__all__ = ["Conflict", "find_sessions", "router", "session_detail", "session_summary", "version_diff"]
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 Ctx = Annotated[ServerContext, Depends(context_of)]
@@ -170,9 +170,16 @@ async def list_sessions(
 
     ``q`` looks among the newest ``SEARCH_SCOPE`` sessions of that status and kind.
     """
+    return await find_sessions(ctx, limit, status_, kind, q)
+
+
+async def find_sessions(
+    ctx: ServerContext, limit: int, status: str | None, kind: str | None, q: str | None
+) -> list[SessionSummary]:
+    """Up to ``limit`` sessions, newest first, of ``status`` and ``kind``, with every word of ``q``."""
     words = (q or "").lower().split()
     scope = SEARCH_SCOPE if words else limit
-    records = await asyncio.to_thread(ctx.store.list_sessions, scope, status_, kind)
+    records = await asyncio.to_thread(ctx.store.list_sessions, scope, status, kind)
     if words:
         records = [record for record in records if all(word in _haystack(record) for word in words)][:limit]
     live = await asyncio.to_thread(_live_totals, ctx, records)

@@ -13,14 +13,17 @@ import asyncio
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from debatecode.errors import SessionNotFound
 from debatecode.server import bench_pages
-from debatecode.server.api import report_path, session_detail, session_summary, version_diff
+from debatecode.server.api import find_sessions, report_path, session_detail, version_diff
+from debatecode.server.code_view import Comparison, compare_versions, latest_test_runs, model_calls
 from debatecode.server.context import ServerContext, context_of
+from debatecode.server.decisions import escalation_view
+from debatecode.server.design_view import DesignView, build_design_view
 from debatecode.server.rendering import page, render_markdown
 from debatecode.server.session_view import AgentCard, LiveView, PendingGate, count_tests, read_view
 from debatecode.store.records import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
@@ -33,6 +36,9 @@ Ctx = Annotated[ServerContext, Depends(context_of)]
 LIST_LIMIT = 200
 """Sessions the list page shows (newest first)."""
 OPEN_STATUSES = ("pending", "running")
+KINDS = ("code", "design")
+STATUSES = ("pending", "running", "paused", "completed", "failed", "cancelled", "budget_exceeded")
+"""What the list's filters offer (a session's status is one of these)."""
 
 
 @dataclass(frozen=True)
@@ -64,20 +70,66 @@ class Transcript:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def sessions_page(request: Request, ctx: Ctx) -> HTMLResponse:
-    """Every session, newest first; the page refreshes its rows from ``/v1/sessions``."""
-    records = await asyncio.to_thread(ctx.store.list_sessions, LIST_LIMIT)
-    return page(request, "sessions.html", {"sessions": [session_summary(ctx, record) for record in records]})
+async def sessions_page(
+    request: Request,
+    ctx: Ctx,
+    kind: Annotated[str, Query(max_length=20)] = "",
+    status: Annotated[str, Query(max_length=20)] = "",
+    q: Annotated[str, Query(max_length=200)] = "",
+) -> HTMLResponse:
+    """Sessions, newest first, filtered by kind, status and words; the page refreshes its rows from ``/v1/sessions``."""
+    filters = {
+        "kind": kind if kind in KINDS else "",
+        "status": status if status in STATUSES else "",
+        "q": q.strip(),
+    }
+    summaries = await find_sessions(
+        ctx, LIST_LIMIT, filters["status"] or None, filters["kind"] or None, filters["q"] or None
+    )
+    context = {"sessions": summaries, "filters": filters, "kinds": KINDS, "statuses": STATUSES}
+    return page(request, "sessions.html", context)
 
 
 @router.get("/sessions/{session_id}", response_class=HTMLResponse)
-async def session_page(session_id: str, request: Request, ctx: Ctx) -> HTMLResponse:
-    """One session: live cards, timeline, tests, vote and controls, then its transcript."""
+async def session_page(
+    session_id: str,
+    request: Request,
+    ctx: Ctx,
+    a: Annotated[int | None, Query(ge=1)] = None,
+    b: Annotated[int | None, Query(ge=1)] = None,
+) -> HTMLResponse:
+    """One session, live: a code debate's cards, timeline, tests and versions, or a design debate's rounds and record."""
     try:
-        context = await asyncio.to_thread(_session_context, ctx, session_id)
+        context = await asyncio.to_thread(_session_context, ctx, session_id, a, b)
     except SessionNotFound as exc:
         return page(request, "not_found.html", {"what": "session", "message": str(exc)}, status_code=404)
-    return page(request, "session.html", context)
+    return page(request, "design.html" if context["session"].kind == "design" else "session.html", context)
+
+
+@router.get("/sessions/{session_id}/compare", response_class=HTMLResponse)
+async def compare_fragment(
+    session_id: str, request: Request, ctx: Ctx, a: Annotated[int, Query(ge=1)], b: Annotated[int, Query(ge=1)]
+) -> HTMLResponse:
+    """Code versions ``a`` and ``b`` side by side (the session page fetches it when its Compare form is sent)."""
+    try:
+        record = await asyncio.to_thread(ctx.store.get_session, session_id)
+        versions = await asyncio.to_thread(ctx.store.versions, record.id)
+        comparison = _comparison(versions, a, b)
+    except SessionNotFound as exc:
+        return page(request, "not_found.html", {"what": "session", "message": str(exc)}, status_code=404)
+    return page(request, "_compare.html", {"comparison": comparison, "compare_error": None})
+
+
+@router.get("/sessions/{session_id}/design", response_class=HTMLResponse)
+async def design_fragment(session_id: str, request: Request, ctx: Ctx) -> HTMLResponse:
+    """The rounds, chart, escalation and record of a design debate; its page reloads it as events come in."""
+    try:
+        record = await asyncio.to_thread(ctx.store.get_session, session_id)
+        design = await asyncio.to_thread(_design, ctx, record, read_view(ctx.store, record.id))
+    except SessionNotFound as exc:
+        return page(request, "not_found.html", {"what": "session", "message": str(exc)}, status_code=404)
+    live = ctx.manager.live(record.id)
+    return page(request, "_design_body.html", {"design": design, "here": live is not None and live.running})
 
 
 @router.get("/sessions/{session_id}/transcript", response_class=HTMLResponse)
@@ -91,7 +143,7 @@ async def transcript_fragment(session_id: str, request: Request, ctx: Ctx) -> HT
     return page(request, "_transcript.html", {"session": record, "transcript": transcript})
 
 
-def _session_context(ctx: ServerContext, session_id: str) -> dict[str, Any]:
+def _session_context(ctx: ServerContext, session_id: str, a: int | None, b: int | None) -> dict[str, Any]:
     record = ctx.store.get_session(session_id)
     # Events first, then gates: a gate announced in between is then in both, never in neither.
     view = read_view(ctx.store, record.id)
@@ -99,14 +151,66 @@ def _session_context(ctx: ServerContext, session_id: str) -> dict[str, Any]:
     live = ctx.manager.live(record.id)
     here = live is not None and live.running
     _settle_pending(view, here, gates)
-    return {
-        "session": session_detail(ctx, record, gates),
+    transcript = read_transcript(ctx, record)
+    turns = [entry.record for entry in transcript.turns]
+    tokens = (sum(t.prompt_tokens for t in turns), sum(t.completion_tokens for t in turns))
+    context: dict[str, Any] = {
+        "session": session_detail(ctx, record, gates, tokens),
         "view": view,
         "open": record.status in OPEN_STATUSES,
         "here": here,
         "blank_card": AgentCard(""),
-        "transcript": read_transcript(ctx, record),
+        "transcript": transcript,
     }
+    if record.kind == "design":
+        context["design"] = _design(ctx, record, view, turns)
+        return context
+    versions = [entry.record for entry in transcript.versions]
+    comparison, problem = None, None
+    if a is not None and b is not None:
+        try:
+            comparison = _comparison(versions, a, b)
+        except SessionNotFound as exc:
+            problem = str(exc)
+    context.update(
+        tests=latest_test_runs(turns),
+        calls=model_calls(turns),
+        comparison=comparison,
+        compare_error=problem,
+        compare_pick=(a or max(len(versions) - 1, 1), b or len(versions)),
+    )
+    return context
+
+
+def _comparison(versions: list[CodeVersionRecord], a: int, b: int) -> Comparison:
+    """Versions ``a`` and ``b`` side by side.
+
+    Raises:
+        SessionNotFound: the session has no version ``a`` or ``b``.
+    """
+    by_number = {version.version_number: version for version in versions}
+    for number in (a, b):
+        if number not in by_number:
+            session = versions[0].session_id if versions else "?"
+            raise SessionNotFound(session, f"it has no code version {number} (it has {len(versions)})")
+    return compare_versions(by_number[a], by_number[b])
+
+
+def _design(
+    ctx: ServerContext, record: SessionRecord, view: LiveView, turns: list[TurnRecord] | None = None
+) -> DesignView:
+    turns = turns if turns is not None else ctx.store.turns(record.id)
+    path = report_path(record)
+    report = path.read_text(encoding="utf-8", errors="replace") if path is not None else None
+    design = record.config.get("design") if isinstance(record.config.get("design"), dict) else {}
+    target = design.get("target_satisfaction") if isinstance(design, dict) else None
+    return build_design_view(
+        turns,
+        view,
+        escalation_view(ctx, record.id, turns),
+        report,
+        target=target if isinstance(target, int) else None,
+    )
 
 
 def _settle_pending(view: LiveView, here: bool, gates: list[GateRecord]) -> None:

@@ -62,6 +62,8 @@ class PhaseStep:
     round: int
     done: bool = False
     summary: str = ""
+    stage: str = ""
+    """Where the step falls: ``round N``, or for round 0 ``before the rounds`` / ``after the rounds``."""
 
 
 @dataclass
@@ -129,8 +131,14 @@ class LiveView:
         for step in self.phases:
             if (step.phase, step.round) == (phase, round_no):
                 return step
-        self.phases.append(PhaseStep(phase, round_no))
+        self.phases.append(PhaseStep(phase, round_no, stage=self._stage(round_no)))
         return self.phases[-1]
+
+    def _stage(self, round_no: int) -> str:
+        """Round 0 holds the steps before the first round and those after the last: which side this one is on."""
+        if round_no > 0:
+            return f"round {round_no}"
+        return "after the rounds" if any(step.round > 0 for step in self.phases) else "before the rounds"
 
 
 def count_tests(report: Mapping[str, Any] | None) -> tuple[int, int] | None:

@@ -1,47 +1,53 @@
-"""``GET /v1/sessions/{id}/events``: a session's engine events as server-sent events, resumable.
+"""A session's engine events, live and resumable: ``GET .../events`` (SSE) and ``.../ws`` (WebSocket).
 
-Every event the engine emits is in the store's feed with a growing id, which
-is the SSE ``id:``. A client that reconnects with ``Last-Event-ID`` (browsers do
-it by themselves) gets exactly the events it missed, then the live ones. Any
-number of clients can follow one session; each reads the feed on its own.
-Sessions run by this server wake their streams the moment an event is written;
-those run by another process (``debatecode solve``) are polled every
-``poll_s``. The stream ends after the session's ``SessionFinished`` (or when
-the session is no longer open and nothing is left to send) with an ``end`` event
-naming the session's status.
+Both send the same items in the same order from the same point (``server/feed.py``):
 
-When the server stops (SIGTERM), every stream hears it at once: the sessions this
-server runs are cancelled, and each stream sends what is left of its session's
-feed (its ``SessionFinished``, status ``cancelled``) and then ``end``; a stream of
-a session run elsewhere ends with ``end`` and the status that session has now.
+- **SSE** (``GET /v1/sessions/{id}/events``): ``event:`` is the event type, ``data:``
+  its fields as JSON, ``id:`` its feed id. A client that reconnects with
+  ``Last-Event-ID`` (browsers do it by themselves) or ``?after=`` gets exactly the
+  events it missed, then the live ones.
+- **WebSocket** (``/v1/sessions/{id}/ws``): one JSON text message per item,
+  ``{"event": ..., "id": ..., "data": ...}``; it resumes from ``?after=`` (or a
+  ``Last-Event-ID`` header, for clients that can send one). After ``end`` (whose
+  ``id`` is null) the server closes the socket (code 1000). A plain ``GET`` of the
+  same path, without the upgrade, answers 426 and says how to connect.
+
+Any number of clients can follow one session; each reads the feed on its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request, WebSocket, status
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.websockets import WebSocketDisconnect
 
+from debatecode.errors import SessionNotFound
+from debatecode.server.auth import COOKIE
 from debatecode.server.context import ServerContext, context_of
-from debatecode.server.runs import is_finished_event
-from debatecode.server.schemas import ERROR_RESPONSES
+from debatecode.server.feed import MAX_EVENT_ID, FeedItem, follow_feed, resume_point
+from debatecode.server.schemas import ERROR_RESPONSES, ApiError
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
-OPEN_STATUSES = ("pending", "running")
 PING_S = 15
 SHUTDOWN_GRACE_S = 5.0
 """How long a stream may take, once the server stops, to send its session's last events and ``end``."""
-MAX_EVENT_ID = 2**63 - 1
-"""The largest feed id a client may name: a SQL BIGINT (a larger one overflows SQLite's integers)."""
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_NOT_FOUND = 4404
+"""WebSocket close codes (the 4000s are the application's): no token, no such session."""
+
+After = Annotated[int, Query(ge=0, le=MAX_EVENT_ID, description="Start after this event id (like Last-Event-ID).")]
 
 
 @router.get(
@@ -55,97 +61,118 @@ async def session_events(
     request: Request,
     ctx: Annotated[ServerContext, Depends(context_of)],
     last_event_id: Annotated[str | None, Header()] = None,
-    after: Annotated[
-        int, Query(ge=0, le=MAX_EVENT_ID, description="Start after this event id (like Last-Event-ID).")
-    ] = 0,
+    after: After = 0,
 ) -> EventSourceResponse:
     """Stream the session's events: ``event:`` is the event type, ``data:`` its fields as JSON, ``id:`` its feed id."""
     record = await asyncio.to_thread(ctx.store.get_session, session_id)
-    start = _resume_point(last_event_id, after)
+    start = resume_point(last_event_id, after)
     stopping = anyio.Event()  # set by sse-starlette when the server shuts down
+
+    async def items() -> AsyncIterator[ServerSentEvent]:
+        async for item in follow_feed(ctx, record.id, start, disconnected=request.is_disconnected, stopping=stopping):
+            yield _sse(item)
+
     return EventSourceResponse(
-        _follow(ctx, record.id, start, request, stopping),
+        items(),
         ping=PING_S,
         shutdown_event=stopping,
         shutdown_grace_period=SHUTDOWN_GRACE_S,
     )
 
 
-def _resume_point(last_event_id: str | None, after: int) -> int:
-    """Where the stream starts: ``Last-Event-ID`` when it is a feed id, else ``after``.
+def _sse(item: FeedItem) -> ServerSentEvent:
+    return ServerSentEvent(
+        data=json.dumps(item.data), event=item.event, id=str(item.id) if item.id is not None else None
+    )
 
-    A header that is no number at all is ignored (a browser echoes whatever ``id:`` it saw last).
 
-    Raises:
-        RequestValidationError: the header is a number beyond ``MAX_EVENT_ID``.
+@router.get(
+    "/sessions/{session_id}/ws",
+    tags=["sessions"],
+    status_code=status.HTTP_426_UPGRADE_REQUIRED,
+    responses={426: {"model": ApiError, "description": "Not a WebSocket handshake: connect with a WebSocket client."}},
+)
+async def session_socket_info(
+    session_id: str,
+    ctx: Annotated[ServerContext, Depends(context_of)],
+    last_event_id: Annotated[str | None, Header()] = None,
+    after: After = 0,
+) -> JSONResponse:
+    """The session's events over a WebSocket: the same items, order and resume (``?after=``) as ``.../events``.
+
+    Each message is ``{"event": <type>, "id": <feed id>, "data": {...}}``; the last is ``end`` (id null), after
+    which the server closes the socket. Asked without the WebSocket upgrade, this answers 426.
     """
-    value = (last_event_id or "").strip()
-    if not (value.isascii() and value.isdigit()):
-        return after
-    start = int(value)
-    if start > MAX_EVENT_ID:
-        raise RequestValidationError(
-            [
-                {
-                    "type": "less_than_equal",
-                    "loc": ("header", "last-event-id"),
-                    "msg": f"Input should be less than or equal to {MAX_EVENT_ID}",
-                    "input": value,
-                }
-            ]
-        )
-    return start
+    record = await asyncio.to_thread(ctx.store.get_session, session_id)
+    resume_point(last_event_id, after)
+    body = ApiError(
+        error="UpgradeRequired",
+        message=f"connect with a WebSocket client to ws(s)://<host>/v1/sessions/{record.id}/ws?after=<event id>; "
+        "plain HTTP clients can follow the same events as SSE at .../events",
+        exit_code=None,
+    )
+    return JSONResponse(
+        body.model_dump(), status_code=status.HTTP_426_UPGRADE_REQUIRED, headers={"Upgrade": "websocket"}
+    )
 
 
-async def _follow(
-    ctx: ServerContext, session_id: str, after: int, request: Request, stopping: anyio.Event
-) -> AsyncIterator[ServerSentEvent]:
-    while not await request.is_disconnected():
-        signal = ctx.manager.signals.current(session_id)
-        batch = await asyncio.to_thread(ctx.store.events, session_id, after=after)
-        for event in batch:
-            after = event.id
-            yield ServerSentEvent(data=json.dumps(event.data), event=event.type, id=str(event.id))
-            if is_finished_event(event.type):
-                yield _end(session_id, "finished", str(event.data.get("status", "")))
-                return
-        if batch:
-            continue
-        if not _may_emit_more(ctx, session_id):
-            if await asyncio.to_thread(ctx.store.events, session_id, after=after, limit=1):
-                continue  # it wrote its last events since the read above: send them (its SessionFinished ends)
-            yield _end(session_id, "closed", await _status(ctx, session_id))
-            return
-        if stopping.is_set():
-            if ctx.manager.live(session_id) is None:  # run elsewhere: it goes on without this server
-                yield _end(session_id, "server_stopped", await _status(ctx, session_id))
-                return
-            ctx.manager.cancel_all()  # its SessionFinished (cancelled) is on its way
-        await _wait_any(signal, stopping, ctx.options.poll_s)
-
-
-def _end(session_id: str, reason: str, status: str) -> ServerSentEvent:
-    return ServerSentEvent(data=json.dumps({"session_id": session_id, "reason": reason, "status": status}), event="end")
-
-
-async def _status(ctx: ServerContext, session_id: str) -> str:
-    return (await asyncio.to_thread(ctx.store.get_session, session_id)).status
-
-
-async def _wait_any(signal: asyncio.Event, stopping: anyio.Event, timeout_s: float) -> None:
-    """Until the session's next event, the server stopping (when it is not yet), or ``timeout_s``."""
-    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(signal.wait())]
-    if not stopping.is_set():
-        waits.append(asyncio.ensure_future(stopping.wait()))
+@router.websocket("/sessions/{session_id}/ws")
+async def session_socket(websocket: WebSocket, session_id: str) -> None:
+    """Send the session's feed items as JSON messages until ``end``; the client may leave at any time."""
+    ctx: ServerContext = websocket.app.state.ctx
+    token = ctx.options.token
+    if token is not None and not _carries(websocket, token):
+        await websocket.close(code=CLOSE_UNAUTHORIZED, reason="this server needs its token")
+        return
     try:
-        await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        after = int(websocket.query_params.get("after", "0") or 0)
+        if not 0 <= after <= MAX_EVENT_ID:
+            raise ValueError(after)
+        start = resume_point(websocket.headers.get("last-event-id"), after)
+        record = await asyncio.to_thread(ctx.store.get_session, session_id)
+    except SessionNotFound as exc:
+        await _refuse(websocket, CLOSE_NOT_FOUND, str(exc))
+        return
+    except (ValueError, RequestValidationError):  # a bad ?after= or Last-Event-ID
+        await _refuse(websocket, status.WS_1008_POLICY_VIOLATION, "after must be an event id (0 or more)")
+        return
+    await websocket.accept()
+    left = anyio.Event()
+
+    async def listen() -> None:
+        try:
+            while True:
+                if (await websocket.receive())["type"] == "websocket.disconnect":
+                    break
+        finally:
+            left.set()
+
+    async def disconnected() -> bool:
+        return left.is_set()
+
+    listener = asyncio.ensure_future(listen())
+    try:
+        async for item in follow_feed(ctx, record.id, start, disconnected=disconnected, stopping=left):
+            await websocket.send_text(json.dumps({"event": item.event, "id": item.id, "data": item.data}))
+        await websocket.close(code=status.WS_1000_NORMAL_CLOSURE)
+    except (WebSocketDisconnect, RuntimeError):  # the client left while we were sending
+        pass
     finally:
-        for waiting in waits:
-            waiting.cancel()
+        listener.cancel()
 
 
-def _may_emit_more(ctx: ServerContext, session_id: str) -> bool:
-    live = ctx.manager.live(session_id)
-    if live is not None:
-        return live.running
-    return ctx.store.get_session(session_id).status in OPEN_STATUSES
+async def _refuse(websocket: WebSocket, code: int, reason: str) -> None:
+    """Accept, then close with ``code`` and ``reason``: a client sees why (a refused handshake says only 403)."""
+    await websocket.accept()
+    await websocket.close(code=code, reason=reason[:120])  # a close reason is at most 123 bytes
+
+
+def _carries(websocket: WebSocket, token: str) -> bool:
+    """Whether the handshake carries the server's token (header, cookie or ``?token=``), as every HTTP request must."""
+    header = websocket.headers.get("authorization", "")
+    offered = [
+        header[7:].strip() if header.lower().startswith("bearer ") else "",
+        websocket.cookies.get(COOKIE, ""),
+        websocket.query_params.get("token", ""),
+    ]
+    return any(candidate and secrets.compare_digest(candidate, token) for candidate in offered)

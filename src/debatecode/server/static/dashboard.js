@@ -105,16 +105,21 @@
     const status = el("td", {}, el("span", { className: `status status-${s.status}` }, s.status));
     if (s.live) status.append(" ", el("span", { className: "badge live" }, "live"));
     const tests = s.tests_total === null || s.tests_total === undefined ? "-" : `${s.tests_passed}/${s.tests_total}`;
+    const kind = String(s.kind || "");
     return el(
       "tr",
       { data: { testid: "session-row", session: s.id } },
       el("td", {}, link, el("div", { className: "muted mono" }, s.id)),
       status,
-      el("td", {}, s.kind),
+      el("td", {}, el("span", { className: `kind kind-${kind}`, data: { testid: "session-kind" } }, kind)),
       el("td", { className: "mono" }, s.model),
       el("td", {}, tests),
-      el("td", { className: "num" }, formatTokens(asInt(s.prompt_tokens) + asInt(s.completion_tokens))),
-      el("td", { className: "num" }, formatDuration(s.duration_s)),
+      el(
+        "td",
+        { className: "num", data: { testid: "session-tokens" } },
+        formatTokens(asInt(s.prompt_tokens) + asInt(s.completion_tokens)),
+      ),
+      el("td", { className: "num", data: { testid: "session-duration" } }, formatDuration(s.duration_s)),
       el("td", {}, formatWhen(s.created_at)),
     );
   }
@@ -124,7 +129,12 @@
     const state = document.getElementById("refresh-state");
     async function refresh() {
       if (document.hidden) return;
-      const result = await send("GET", "/v1/sessions?limit=200");
+      const query = new URLSearchParams({ limit: "200" });
+      const shown = new URLSearchParams(window.location.search);
+      for (const key of ["kind", "status", "q"]) {
+        if (shown.get(key)) query.set(key, shown.get(key));
+      }
+      const result = await send("GET", `/v1/sessions?${query}`);
       if (!result.ok || !Array.isArray(result.data)) {
         state.textContent = `(refresh failed: ${problemOf(result)})`;
         return;
@@ -163,6 +173,8 @@
     // The buttons ------------------------------------------------------------------------------
 
     wire() {
+      this.wireDesign();
+      this.wireCompare();
       for (const button of this.checkpointPanel.querySelectorAll("button[data-action]")) {
         button.addEventListener("click", () => this.answerCheckpoint(button.dataset.action));
       }
@@ -278,13 +290,17 @@
           card.dataset.status = String(d.status || "");
           if (d.phase) this.field(card, "phase", String(d.phase));
         },
-        TurnCompleted: (d) => this.turnCompleted(d.turn),
+        TurnCompleted: (d) => {
+          this.turnCompleted(d.turn);
+          this.reloadDesign();
+        },
         TestsRun: (d) => {
           const counts = countTests(d.report);
           if (counts) this.field(this.card(String(d.agent_id || "")), "tests", `${counts[0]}/${counts[1]}`);
         },
         CodeVersionCommitted: (d) => this.versionCommitted(d.version),
         VoteCast: (d) => {
+          if (!this.votes) return;
           const voter = String(d.voter || "");
           const line = el("li", { data: { voter } }, `${voter} → ${d.choice === null ? "abstained" : d.choice}`);
           const old = byData(this.votes, "voter", voter);
@@ -316,7 +332,15 @@
           const reason = d.reason ? ` (${d.reason})` : "";
           this.decided(`${d.phase || ""} gate: ${d.decision || ""}${by}${reason}`);
         },
-        Escalated: (d) => this.decided(`escalated: ${d.reason || ""}`),
+        Escalated: (d) => {
+          this.decided(`escalated: ${d.reason || ""}`);
+          this.reloadDesign();
+        },
+        EscalationDecided: (d) => {
+          const guidance = d.guidance ? ` (${d.guidance})` : "";
+          this.decided(`escalation: ${d.choice ? `option ${d.choice} chosen by ${d.decided_by}` : "nobody chose"}${guidance}`);
+          this.reloadDesign();
+        },
         SessionFinished: (d) => {
           this.checkpointPanel.hidden = true;
           this.gatePanel.hidden = true;
@@ -337,6 +361,7 @@
     }
 
     card(agentId) {
+      if (!this.cards || !this.cardTemplate) return document.createElement("article");
       let card = byData(this.cards, "agent", agentId);
       if (!card) {
         card = this.cardTemplate.content.firstElementChild.cloneNode(true);
@@ -357,12 +382,15 @@
         (li) => li.dataset.phase === phase && li.dataset.round === String(round),
       );
       if (!step) {
+        // Round 0 holds the steps before the first round and those after the last (server/session_view.py).
+        const afterRounds = Array.from(this.timeline.children).some((li) => Number(li.dataset.round) > 0);
+        const stage = round > 0 ? `round ${round}` : afterRounds ? "after the rounds" : "before the rounds";
         step = el(
           "li",
           { data: { testid: "phase", phase, round } },
           el("span", { className: "phase-name" }, phase),
           " ",
-          el("span", { className: "muted" }, `round ${round}`),
+          el("span", { className: "muted", data: { field: "stage" } }, stage),
           el("div", { className: "phase-summary muted" }),
         );
         this.timeline.append(step);
@@ -385,7 +413,7 @@
     }
 
     versionCommitted(version) {
-      if (!version || typeof version !== "object") return;
+      if (!version || typeof version !== "object" || !this.candidates) return;
       const agent = String(version.agent_id || "");
       const quality = typeof version.quality_score === "number" ? version.quality_score.toFixed(2) : "-";
       const row = el(
@@ -403,6 +431,8 @@
     }
 
     roundCompleted(d) {
+      this.reloadDesign();
+      if (!this.rounds) return;
       const scores = d.scores && typeof d.scores === "object" ? Object.entries(d.scores) : [];
       const text = scores.length ? scores.map(([who, score]) => `${who} ${score}`).join(", ") : "-";
       this.rounds.append(
@@ -443,24 +473,77 @@
         );
         document.getElementById("session-time").textContent = formatDuration(s.duration_s);
       }
-      await this.reloadTranscript();
+      await this.reloadParts(`/sessions/${encodeURIComponent(this.id)}`, ["transcript", "code-results", "design-body"]);
     }
 
-    async reloadTranscript() {
+    // Swap the elements with these ids for the server's fresh rendering of them at `path`.
+    async reloadParts(path, ids) {
       let response;
       try {
-        response = await fetch(`${root}/sessions/${encodeURIComponent(this.id)}/transcript`, {
-          credentials: "same-origin",
-        });
+        response = await fetch(`${root}${path}`, { credentials: "same-origin" });
       } catch (_error) {
-        return;
+        return false;
       }
-      if (!response.ok) return;
+      if (!response.ok) return false;
       // Server-rendered and escaped markup (see the note at the top); DOMParser never runs scripts.
       const parsed = new DOMParser().parseFromString(await response.text(), "text/html");
-      const fresh = parsed.getElementById("transcript");
-      const current = document.getElementById("transcript");
-      if (fresh && current) current.replaceWith(document.importNode(fresh, true));
+      for (const id of ids) {
+        const fresh = parsed.getElementById(id);
+        const current = document.getElementById(id);
+        if (fresh && current) current.replaceWith(document.importNode(fresh, true));
+      }
+      return true;
+    }
+
+    // A design debate: its rounds, chart, escalation and record, redrawn by the server as events come in.
+
+    reloadDesign() {
+      if (!document.getElementById("design-body") || this.designReload) return;
+      this.designReload = setTimeout(async () => {
+        await this.reloadParts(`/sessions/${encodeURIComponent(this.id)}/design`, ["design-body"]);
+        this.designReload = null;
+      }, 500);
+    }
+
+    wireDesign() {
+      const holder = document.getElementById("design-body-holder");
+      if (!holder) return;
+      holder.addEventListener("click", (event) => {
+        const button = event.target.closest("button[data-choice]");
+        if (button) this.chooseOption(button.dataset.choice);
+      });
+    }
+
+    async chooseOption(choice) {
+      const panel = document.getElementById("escalation-panel");
+      const guidance = (document.getElementById("escalation-guidance") || { value: "" }).value.trim();
+      const body = guidance ? { choice, guidance } : { choice };
+      if (panel) this.setBusy(panel, true);
+      let result = await send("POST", `${this.base}/escalation`, body);
+      // The escalation is announced a moment before the session starts waiting for the choice.
+      for (let attempt = 0; result.status === 409 && attempt < 5; attempt += 1) {
+        await sleep(400);
+        result = await send("POST", `${this.base}/escalation`, body);
+      }
+      if (panel) this.setBusy(panel, false);
+      if (result.ok) {
+        this.say(`Escalation: option ${result.data.choice} chosen.`);
+        this.reloadDesign();
+      } else {
+        this.say(problemOf(result), true);
+      }
+    }
+
+    // A code debate: two versions side by side, fetched without leaving the page.
+
+    wireCompare() {
+      const form = document.getElementById("compare-form");
+      if (!form) return;
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        const query = new URLSearchParams(new FormData(form));
+        await this.reloadParts(`/sessions/${encodeURIComponent(this.id)}/compare?${query}`, ["comparison"]);
+      });
     }
   }
 
