@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from debatecode.agents._perspective_catalog import ALWAYS_PRESENT
 from debatecode.agents.perspectives import Perspective, load_catalog
 from debatecode.protocol.design.alternatives import Alternative, group_stances
 from debatecode.protocol.design.escalation import chosen_option
@@ -73,16 +74,20 @@ def round_summaries(run: DesignRun) -> list[RoundSummary]:
 
 
 def participation(run: DesignRun) -> list[str]:
-    """Who did not take part, or stopped: standing perspectives absent from this debate, and muted ones."""
+    """Who did not take part, or stopped: the Contrarian and the Moonshot when absent, and muted perspectives."""
     lines = []
-    catalog = load_catalog(run.design.custom_perspectives)
+    catalog = load_catalog()  # the built-in entries: their names and focus, whatever custom overrides say
     present = set(run.state.perspectives)
-    for standing in (p for p in catalog.values() if p.always):
-        if standing.key not in present:
-            lines.append(
-                f"The {standing.name} did not take part: it was not among this debate's perspectives, "
-                f"so nobody argued its side ({standing.focus.rstrip('.')})."
-            )
+    switched_off = getattr(run.design, "switched_off", frozenset())
+    for key in ALWAYS_PRESENT:
+        if key in present or key not in catalog:
+            continue
+        standing = catalog[key]
+        why = f"switched off (design.{key} = false)" if key in switched_off else "not among this debate's perspectives"
+        lines.append(
+            f"The {standing.name} did not take part ({why}): nobody argued its side, "
+            f"{standing.focus[0].lower()}{standing.focus[1:].rstrip('.')}."
+        )
     names = run.state.names()
     for key, after in muted_perspectives(run.state.rounds).items():
         lines.append(
