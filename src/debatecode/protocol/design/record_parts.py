@@ -78,7 +78,7 @@ def participation(run: DesignRun) -> list[str]:
     lines = []
     catalog = load_catalog()  # the built-in entries: their names and focus, whatever custom overrides say
     present = set(run.state.perspectives)
-    switched_off = getattr(run.design, "switched_off", frozenset())
+    switched_off: frozenset[str] = run.design.switched_off
     for key in ALWAYS_PRESENT:
         if key in present or key not in catalog:
             continue
