@@ -120,7 +120,14 @@ async def solve_async(
 
 
 def _stored_config(config: DebateConfig, session_id: str) -> DebateConfig:
-    """The config a session was started with, keeping only the current store URL."""
+    """The config a session resumes with: the stored one, with the limits, budgets, models and checkpoint
+    settings ``config`` was given (flags, config file, environment) on top, and ``config``'s store URL.
+
+    Raises:
+        SessionNotFound: no such session.
+        ConfigError: the settings given do not fit the stored ones.
+    """
+    from debatecode.protocol.resume import resumed_config
     from debatecode.store import open_store
 
     store = open_store(config.store_url)
@@ -128,7 +135,7 @@ def _stored_config(config: DebateConfig, session_id: str) -> DebateConfig:
         stored = store.get_session(session_id).config
     finally:
         store.close()
-    return DebateConfig.model_validate({**stored, "store_url": config.store_url})
+    return resumed_config(stored, config)
 
 
 def solve(
@@ -164,7 +171,8 @@ def solve(
     if resume is not None and set(overrides) - {"store_url"}:
         raise ConfigError(
             f"a resumed session runs with the config it started with; drop the overrides "
-            f"{', '.join(sorted(set(overrides) - {'store_url'}))}, or start a new session",
+            f"{', '.join(sorted(set(overrides) - {'store_url'}))}, or start a new session (to raise a limit, "
+            "budget or model for the resume, pass config=load_config(overrides={...}))",
             key=sorted(set(overrides) - {"store_url"})[0],
         )
     effective = config if config is not None else (load_config() if overrides else None)

@@ -20,11 +20,16 @@ __all__ = ["debate", "debate_async", "stored_debate"]
 
 
 def stored_debate(config: DebateConfig, session_id: str) -> tuple[DebateConfig, DesignQuestion]:
-    """The config and question a stored design debate started with (keeping ``config``'s store URL).
+    """The config and question a stored design debate resumes with.
+
+    The config is the stored one, with the limits, budgets, models and checkpoint settings given in
+    ``config`` (flags, config file, environment: ``protocol.resume.RESUMABLE``) on top, and ``config``'s
+    store URL.
 
     Raises:
         SessionNotFound: no such session.
         TaskError: the session is a code debate.
+        ConfigError: the settings given do not fit the stored ones.
     """
     from debatecode.protocol.design.question import DesignQuestion
     from debatecode.store import open_store
@@ -38,9 +43,10 @@ def stored_debate(config: DebateConfig, session_id: str) -> tuple[DebateConfig, 
         raise TaskError(
             session_id, "this session is a code debate", fix=f"run `debatecode solve <task.md> --resume {session_id}`"
         )
-    stored = dict(session.config)
-    question = DesignQuestion.model_validate(stored.pop("question"))
-    return DebateConfig.model_validate({**stored, "store_url": config.store_url}), question
+    from debatecode.protocol.resume import resumed_config
+
+    question = DesignQuestion.model_validate(session.config["question"])
+    return resumed_config(session.config, config), question
 
 
 async def debate_async(
@@ -56,7 +62,8 @@ async def debate_async(
     """Run a design debate on ``question`` (text, a question file, or a ``DesignQuestion``) to its decision record.
 
     ``repo`` (default: the current folder) gets ``docs/decisions/adr-NNNN-slug.md``. With ``resume``,
-    the stored debate continues with the question and config it started with (``question`` is ignored).
+    the stored debate continues with the question and config it started with (``question`` is ignored),
+    except for the limits, budgets, models and checkpoint settings ``config`` was given (see ``stored_debate``).
 
     Raises:
         TaskError: a bad question, question file or context file, or a changed question on resume.
@@ -132,7 +139,10 @@ def debate(
         TaskError, UnknownModelError, StoreError: as ``debate_async``.
     """
     if resume is not None and set(overrides) - {"store_url"}:
-        raise ConfigError("a resumed debate runs with the config it started with; drop the overrides")
+        raise ConfigError(
+            "a resumed debate runs with the config it started with; drop the overrides (to raise a limit, "
+            "budget or model for the resume, pass config=load_config(overrides={...}))"
+        )
     effective = config if config is not None else (load_config() if overrides else None)
     if overrides and effective is not None:
         effective = apply_overrides(effective, overrides)

@@ -20,8 +20,18 @@ from tests.cli.helpers import run_cli
 from debatecode.task import load_task
 
 QUESTION = "Should we cache product pages in Redis?"
-"""Low complexity: two rounds planned; Performance, Operational Simplicity, Contrarian and Moonshot debate it."""
-DEBATERS = ("performance", "operational-simplicity", "contrarian", "moonshot")
+"""Low complexity: two rounds planned; Performance, Operational Simplicity, the four specialists (Observability,
+Operations, Testability, Security), the Contrarian and the Moonshot debate it."""
+DEBATERS = (
+    "performance",
+    "operational-simplicity",
+    "observability",
+    "operations",
+    "test",
+    "security",
+    "contrarian",
+    "moonshot",
+)
 
 
 def _speech(satisfaction: int, mark: str = "") -> str:
@@ -187,12 +197,28 @@ def test_a_debate_killed_mid_round_resumes_from_its_stored_turns(tmp_path: Path)
     ("args", "says"),
     [
         (("-p", "nosuch"), "unknown perspective 'nosuch'"),
-        (("--perspectives", "3"), "set design.perspective_count = 3"),
+        (("--perspectives", "1"), "--perspectives 1: the moderator picks 2 to 4 perspectives"),
+        (("--perspectives", "9"), "--perspectives 9: the moderator picks 2 to 4 perspectives"),
+        (("--perspectives", "0"), "--perspectives 0: the moderator picks 2 to 4 perspectives"),
+        (("--perspectives", ","), "names no perspective"),
+        (("--perspectives", "3,cost"), "a number is a count, not a name"),
+        (("--council", "-p", "cost"), "or drop design.council (--council)"),
         (("question.md",), "unknown perspective 'nosuch'"),
         (("--then-task", "question.md"), "--then-task question.md already exists"),
         (("--then-task", "missing/task.md"), "the folder missing does not exist"),
     ],
-    ids=["flag", "a-count", "question-file", "then-task-exists", "then-task-no-folder"],
+    ids=[
+        "flag",
+        "count-too-small",
+        "count-too-large",
+        "count-zero",
+        "empty-list",
+        "count-in-a-list",
+        "council-and-names",
+        "question-file",
+        "then-task-exists",
+        "then-task-no-folder",
+    ],
 )
 def test_bad_input_is_refused_before_a_session_is_stored(tmp_path: Path, args: tuple[str, ...], says: str) -> None:
     """Issue 31, item 11: `debate -p nosuch` used to leave a session `running` for ever."""
@@ -205,3 +231,35 @@ def test_bad_input_is_refused_before_a_session_is_stored(tmp_path: Path, args: t
     listed = run_cli("sessions", "list", "--json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.strip() == "[]"
+
+
+def _debaters(cwd: Path, session_id: str) -> list[str]:
+    with sqlite3.connect(cwd / ".debatecode" / "debatecode.db") as conn:
+        rows = conn.execute(
+            "select agent_id from debate_turns where session_id = ? and phase = 'positions' order by seq", (session_id,)
+        )
+        return [agent for (agent,) in rows]
+
+
+def test_a_count_of_perspectives_runs_that_many_beside_the_specialists(tmp_path: Path) -> None:
+    """Issue 33: `--perspectives 3` used to be refused (and, before that, left a session `running`)."""
+    script = _script(tmp_path / "s.yaml", 95)
+    proc = run_cli(
+        "debate", QUESTION, "-p", "3", "--model", f"scripted:{script}", "--no-checkpoints", cwd=tmp_path, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    session_id, status, _ = _session(tmp_path / ".debatecode" / "debatecode.db")
+    debaters = _debaters(tmp_path, session_id)
+    assert status == "completed"
+    assert sorted(debaters[3:]) == sorted(["observability", "operations", "test", "security", "contrarian", "moonshot"])
+    assert len(debaters) == 3 + 6
+
+
+def test_the_council_flag_debates_with_the_four_members(tmp_path: Path) -> None:
+    script = _script(tmp_path / "s.yaml", 95)
+    proc = run_cli(
+        "debate", QUESTION, "--council", "--model", f"scripted:{script}", "--no-checkpoints", cwd=tmp_path, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    session_id, _, _ = _session(tmp_path / ".debatecode" / "debatecode.db")
+    assert sorted(_debaters(tmp_path, session_id)[:4]) == ["architect", "designer", "engineer", "researcher"]

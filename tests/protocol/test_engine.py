@@ -224,13 +224,18 @@ async def test_resume_replays_stored_turns_without_asking_again(harness: Harness
 
     assert resumed.status == "completed"
     assert sorted(c["kind"] for c in calls) == ["vote", "vote"], "only the missing turns are asked"
-    turns = [t for t in store2.turns(failed.session.id) if t.provider != "tool"]
+    # The resume gave another model: that is journaled as a settings note (issue 33), not a model turn.
+    [note] = [t for t in store2.turns(failed.session.id) if t.phase == "resume"]
+    assert note.content == f"resumed with: model {first} → {second}"
+    turns = [t for t in store2.turns(failed.session.id) if t.provider != "tool" and t.phase != "resume"]
     assert len(turns) == 4 and len({t.key for t in turns}) == 4
     assert [t.id for t in turns[:2]] == [t.id for t in stored_before if t.provider != "tool"]
     started = next(e for e in harness.events if isinstance(e, SessionStarted))
     assert started.resumed and started.reused_turns == len(stored_before)
     new_turns = [
-        e for e in harness.events if isinstance(e, TurnCompleted) and not e.reused and e.turn.provider != "tool"
+        e
+        for e in harness.events
+        if isinstance(e, TurnCompleted) and not e.reused and e.turn.provider != "tool" and e.turn.phase != "resume"
     ]
     assert len(new_turns) == 2
     assert len(store2.versions(failed.session.id)) == 2, "versions are not committed twice"

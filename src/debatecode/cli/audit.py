@@ -149,9 +149,11 @@ def replay(
             unregister_scripted(name)
     original = trail["outcome"] or {}
     replayed = result.session.outcome or {}
-    same = original.get("winner") == replayed.get("winner") and turns == len(trail["turns"])
+    # A resume's settings note (phase "resume") is no model turn: a replay runs with the final settings at once.
+    recorded = len([t for t in trail["turns"] if t.get("phase") != "resume"])
+    same = original.get("winner") == replayed.get("winner") and turns == recorded
     console.print(
-        f"replayed session {trail['session']['id']} as {result.session.id}: {turns} turns (original {len(trail['turns'])}), "
+        f"replayed session {trail['session']['id']} as {result.session.id}: {turns} turns (original {recorded}), "
         f"winner {replayed.get('winner')} (original {original.get('winner')}), status {result.status}"
     )
     console.print(

@@ -30,7 +30,13 @@ def debate(
         None,
         "--perspectives",
         "-p",
-        help="Comma-separated perspective keys (see docs/design-debates.md); default: the moderator picks.",
+        help="Comma-separated perspective keys, or how many the moderator picks (2-4); default: 2-4 by the "
+        "question. Test, Security, Observability and Operations always join (see docs/design-debates.md).",
+    ),
+    council: bool = typer.Option(
+        False,
+        "--council",
+        help="Debate with the council (default: Architect, Designer, Engineer, Researcher; design.council_members).",
     ),
     min_rounds: int | None = typer.Option(
         None, "--min-rounds", help="Response rounds before the debate may end (default 2)."
@@ -88,8 +94,9 @@ def debate(
     with reporting_errors():
         from debatecode.cli.common import parse_models
 
-        if perspectives is not None:
-            overrides["design.perspectives"] = [p.strip() for p in perspectives.split(",") if p.strip()]
+        overrides.update(_perspective_overrides(perspectives, council))
+        if resume is not None:
+            _check_resume_flags(question, context, perspectives, council, mode)
         if models is not None:
             overrides["design.models"] = parse_models(models)
         if no_checkpoints:
@@ -106,6 +113,61 @@ def debate(
             _check_then_task(then_task)
         code = _debate(question, context, overrides, config_file, resume, (repo or Path.cwd()), then_task)
     raise typer.Exit(code)
+
+
+def _perspective_overrides(perspectives: str | None, council: bool) -> dict[str, Any]:
+    """``--perspectives a,b`` (names) or ``--perspectives N`` (a count), and ``--council``, as settings.
+
+    Checked here, before any session exists: a count outside 2-4 or an empty list is bad input (exit 2).
+    """
+    found: dict[str, Any] = {"design.council": True} if council else {}
+    if perspectives is None:
+        return found
+    names = [p.strip() for p in perspectives.split(",") if p.strip()]
+    if not names:
+        raise fail(
+            f"--perspectives {perspectives!r} names no perspective",
+            ExitCode.BAD_INPUT,
+            "give keys (--perspectives simplicity,cost) or a count from 2 to 4 (--perspectives 3)",
+        )
+    if len(names) == 1 and names[0].lstrip("+-").isdigit():
+        count = int(names[0])
+        if not 2 <= count <= 4:
+            raise fail(
+                f"--perspectives {count}: the moderator picks 2 to 4 perspectives (Test, Security, Observability "
+                "and Operations, the Contrarian and the Moonshot join on top)",
+                ExitCode.BAD_INPUT,
+                "pass --perspectives 2, 3 or 4, or name them: --perspectives simplicity,cost",
+            )
+        found["design.perspective_count"] = count
+    else:
+        found["design.perspectives"] = names
+    return found
+
+
+def _check_resume_flags(
+    question: str | None, context: list[Path], perspectives: str | None, council: bool, mode: str | None
+) -> None:
+    """Refuse, on ``--resume``, the flags that would change what was already debated (they are journaled)."""
+    fixed = [
+        name
+        for name, given in (
+            ("a question", question is not None),
+            ("--context", bool(context)),
+            ("--perspectives", perspectives is not None),
+            ("--council", council),
+            ("--mode", mode is not None),
+        )
+        if given
+    ]
+    if fixed:
+        raise fail(
+            f"--resume continues the stored debate with its own question, context, perspectives and mode; "
+            f"drop {', '.join(fixed)}",
+            ExitCode.BAD_INPUT,
+            "a resume may change limits, budgets, models and checkpoints (--token-budget, --round-timeout, "
+            "--timeout, --max-rounds, --model, --models, --no-checkpoints); start a new debate for the rest",
+        )
 
 
 def _check_then_task(path: Path) -> None:

@@ -112,6 +112,8 @@ def show_session(
     )
     if session.error:
         console.print(f"[red]error:[/] {escape(session.error)}")
+    for note in (t for t in turns if t.phase == "resume"):  # settings a --resume changed (protocol/resume.py)
+        console.print(note.content, markup=False)
     outcome = session.outcome or {}
     if outcome.get("winner"):
         console.print(

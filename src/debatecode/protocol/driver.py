@@ -144,6 +144,38 @@ class SessionDriver(abc.ABC, Generic[RunT]):
     ) -> Any:
         """Write the session's outcome and outputs; return what the caller gets."""
 
+    # -- resuming ----------------------------------------------------------
+
+    async def _note_resume(self, run: RunT) -> None:
+        """On a resume: journal the settings given now that differ from the stored ones, and store the new ones.
+
+        The turn ``r0/resume/human/settings-N`` reads "resumed with: token_budget 200000 → 5000000"; the
+        session's stored config becomes the effective one, so a later resume keeps the new limits.
+
+        Raises:
+            StoreError: the session's config could not be written.
+        """
+        from debatecode.protocol.resume import resume_note, setting_changes
+
+        changes = setting_changes(run.session.config, self.config)
+        if not changes:
+            return
+        number = 1 + len(run.journal.turns(phase="resume"))
+        turn = run.tool_turn(
+            round_no=0,
+            phase="resume",
+            agent_id="human",
+            role="human",
+            kind=f"settings-{number}",
+            content=resume_note(changes),
+            metadata={"changes": [{"key": c.key, "before": c.before, "after": c.after} for c in changes]},
+        )
+        await run.record(turn)
+        config = {**run.session.config, **self.config.model_dump(mode="json")}
+        self.store.update_session(run.session_id, config=config)
+        run.session = run.session.model_copy(update={"config": config})
+        logger.info("session %s %s", run.session_id, turn.content)
+
     # -- finishing ---------------------------------------------------------
 
     def _session_totals(self, run: RunT, started: float, prior_tokens: int) -> dict[str, Any]:

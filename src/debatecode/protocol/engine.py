@@ -312,6 +312,8 @@ class DebateEngine(SessionDriver[DebateRun]):
     async def _drive(self, run: DebateRun, started: float, prior_tokens: int, resumed: bool) -> DebateResult:
         session = run.session
         self.bus.emit(SessionStarted(session.id, session, run.order(), self.sandbox.name, resumed, len(run.journal)))
+        if resumed:
+            await self._note_resume(run)
         result: DebateResult = await self._drive_plan(run, self.plan(), started, prior_tokens)
         return result
 

@@ -200,6 +200,8 @@ class DesignEngine(SessionDriver[DesignRun]):
             },
         )
         self.bus.emit(SessionStarted(session.id, session, [], "none", resumed, len(journal)))
+        if resumed:
+            await self._note_resume(run)
         self._deadlines[session.id] = asyncio.get_running_loop().time() + self.design.timeout_s
         try:
             result: DesignResult = await self._drive_plan(run, self.plan(), started, prior)
