@@ -119,6 +119,10 @@ def replay(
     setup_logging()
     with reporting_errors():
         trail = _read_trail(trail_file)
+        if trail["session"].get("kind") == "design":  # no task file: the question is in the trail's config
+            from debatecode.cli.design_replay import replay_design
+
+            raise typer.Exit(replay_design(trail, out, config_file))
         text = trail["task"].get("text")
         if text is None:
             raise ConfigError(f"the audit trail {trail_file} does not include the task text; replay needs it")

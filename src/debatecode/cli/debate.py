@@ -55,6 +55,9 @@ def debate(
     ),
     resume: str | None = typer.Option(None, "--resume", help="Continue the stored design debate with this id."),
     list_: bool = typer.Option(False, "--list", help="List recent design debates and exit."),
+    as_json: bool = typer.Option(
+        False, "--json", help="With --list: print the debates as one JSON document (ids, status, record, escalation)."
+    ),
     model: str | None = typer.Option(
         None, "--model", "-m", help="Model for every participant (default: the embedded model)."
     ),
@@ -102,7 +105,7 @@ def debate(
         if no_checkpoints:
             overrides["checkpoints.enabled"] = False
         if list_:
-            raise typer.Exit(_list(config_file, overrides))
+            raise typer.Exit(_list(config_file, overrides, as_json=as_json))
         if question is None and resume is None:
             raise fail(
                 "give a question (or a question.md file), or --resume ID, or --list",
@@ -194,9 +197,11 @@ def _config(config_file: Path | None, overrides: dict[str, Any]) -> DebateConfig
     return load_config(config_file, overrides)
 
 
-def _list(config_file: Path | None, overrides: dict[str, Any]) -> int:
+def _list(config_file: Path | None, overrides: dict[str, Any], *, as_json: bool = False) -> int:
     from rich.table import Table
+    from rich.text import Text
 
+    from debatecode.cli.output import add_id_column, print_json, print_table
     from debatecode.store import open_store
 
     config = _config(config_file, overrides)
@@ -205,11 +210,15 @@ def _list(config_file: Path | None, overrides: dict[str, Any]) -> int:
         sessions = store.list_sessions(limit=20, kind="design")
     finally:
         store.close()
+    if as_json:
+        print_json([_listed(s) for s in sessions])
+        return ExitCode.OK
     if not sessions:
         console.print('No design debates yet. Start one: debatecode debate "Should we ...?"')
         return ExitCode.OK
     table = Table(header_style="bold")
-    for column in ("id", "started", "status", "rounds", "confidence", "question", "record"):
+    add_id_column(table)  # off a terminal the table keeps its natural width: whole ids for scripts
+    for column in ("started", "status", "rounds", "confidence", "question", "record"):
         table.add_column(column)
     for s in sessions:
         adr = s.outcome.get("adr") or ""
@@ -219,11 +228,29 @@ def _list(config_file: Path | None, overrides: dict[str, Any]) -> int:
             s.status,
             str(s.total_rounds),
             str(s.outcome.get("confidence") or ""),
-            escape(s.task_title),
-            escape(Path(adr).name if adr else ""),
+            Text(s.task_title),
+            Text(Path(adr).name if adr else ""),
         )
-    console.print(table)
+    print_table(console, table)
     return ExitCode.OK
+
+
+def _listed(session: Any) -> dict[str, Any]:
+    """One design debate as ``debate --list --json`` prints it."""
+    outcome = session.outcome or {}
+    return {
+        "id": session.id,
+        "started": session.created_at.isoformat(),
+        "status": session.status,
+        "rounds": session.total_rounds,
+        "question": session.task_title,
+        "record_status": outcome.get("record_status"),
+        "confidence": outcome.get("confidence"),
+        "recommendation": outcome.get("recommendation"),
+        "adr": outcome.get("adr"),
+        "escalation": outcome.get("escalation"),
+        "error": session.error,
+    }
 
 
 def _debate(
