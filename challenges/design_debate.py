@@ -17,8 +17,9 @@ from challenges._sessions import session_id_in, shown
 
 NEEDS_DOCKER = False
 QUESTION = "Should we cache product pages in Redis?"
-"""Low complexity: two rounds planned, with Performance, Operational Simplicity, the Contrarian and the Moonshot."""
-DEBATERS = 4
+"""Low complexity: two rounds planned, with Performance, Operational Simplicity, the four specialists every debate
+has (Observability, Operations, Testability, Security), the Contrarian and the Moonshot."""
+DEBATERS = 8
 DEBATE_ID = re.compile(r"debate id ([0-9a-f]{12})")
 SPEECH = """\
 Stance: cache the rendered pages in Redis with a short TTL.
