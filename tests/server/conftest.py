@@ -45,6 +45,27 @@ def unsatisfied_model() -> Iterator[str]:
     unregister_scripted(name)
 
 
+@pytest.fixture
+def buggy_model() -> Iterator[str]:
+    """agent-2 drafts ``add`` with a special case for zero, which a test of add.md catches."""
+    name = f"views-{uuid.uuid4().hex[:8]}"
+    register_scripted(name, ScriptedModel(fn=add_debater(buggy=("agent-2",), style_variants=False)))
+    yield f"scripted/{name}"
+    unregister_scripted(name)
+
+
+@pytest.fixture
+def stalemate_model() -> Iterator[str]:
+    """The design debate of ``test_escalation.py`` that escalates after three flat rounds."""
+    from tests.protocol.design.conftest import RecordingModel
+    from tests.server.test_escalation import stalemate_script
+
+    name = f"escalation-{uuid.uuid4().hex[:8]}"
+    register_scripted(name, RecordingModel(stalemate_script()))
+    yield f"scripted/{name}"
+    unregister_scripted(name)
+
+
 def server_config(tmp_path: Path, model: str, **overrides: Any) -> DebateConfig:
     """The server's base config: ``model``, the light protocol, a store in ``tmp_path``."""
     return load_config(

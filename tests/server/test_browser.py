@@ -8,12 +8,19 @@ Skipped when chromium or Playwright is missing, unless
 It leaves ``test-artifacts/dashboard.png`` (the finished session) and
 ``test-artifacts/dashboard-mid-debate.png`` (mid-debate; also ``docs/images/server-dashboard.png``
 with ``DEBATECODE_DOCS_SCREENSHOT=1``).
+
+Two more debates cover the newer pages: an escalated design debate decided
+with the page's Choose buttons, and a code debate whose tests fail, compared
+version against version. Their screenshots are kept in
+``test-artifacts/screenshots/`` and, with ``DEBATECODE_DOCS_SCREENSHOT=1``,
+copied to ``docs/images/`` for docs/server.md.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +30,8 @@ import httpx
 import pytest
 from tests.server.conftest import ADD_TASK_TEXT, ROUNDS, server_config
 from tests.server.serving import serving
+from tests.server.test_dashboard_views import ZERO_TASK
+from tests.server.test_escalation import BILLING_QUESTION, KAFKA, STALEMATE
 from tests.support.debaters import add_debater
 
 from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
@@ -34,6 +43,8 @@ ARTIFACT = REPO / "test-artifacts" / "dashboard.png"
 MID_DEBATE_SHOT = REPO / "test-artifacts" / "dashboard-mid-debate.png"
 DOCS_SHOT = REPO / "docs" / "images" / "server-dashboard.png"
 """Refreshed only with ``DEBATECODE_DOCS_SCREENSHOT=1``, so that a test run leaves the working tree as it was."""
+SHOTS = REPO / "test-artifacts" / "screenshots"
+"""Every screenshot of the newer pages (git-ignored); the docs' copies go to ``docs/images/``."""
 WAIT_MS = 30_000
 ALL_PASS = re.compile(r"^(\d+)/\1$")
 """A test count with every test passing: ``4/4``, ``10/10``."""
@@ -172,3 +183,125 @@ def test_a_debate_is_followed_and_steered_from_the_dashboard(
     assert problems == [], "the pages ran without script errors"
     assert titles and "pwned" not in titles, "no reply's markup ever ran"
     assert ARTIFACT.stat().st_size > 10_000 and MID_DEBATE_SHOT.stat().st_size > 10_000
+
+
+def _shot(page: Any, name: str) -> Path:
+    """A full-page screenshot in ``SHOTS`` (and in docs/images with ``DEBATECODE_DOCS_SCREENSHOT=1``)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / name
+    page.screenshot(path=str(path), full_page=True)
+    if os.environ.get("DEBATECODE_DOCS_SCREENSHOT") == "1":
+        shutil.copyfile(path, DOCS_SHOT.parent / f"server-{name}")
+    return path
+
+
+def _watch(page: Any, problems: list[str]) -> None:
+    page.set_default_timeout(WAIT_MS)
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None)
+    page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+
+
+def test_an_escalated_design_debate_is_decided_with_the_pages_buttons(
+    requires_browser: None, tmp_path: Path, stalemate_model: str, make_app: Callable[..., Any]
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    app = make_app(server_config(tmp_path, stalemate_model, **STALEMATE))
+    problems: list[str] = []
+    shots: list[Path] = []
+    with serving(app) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _watch(page, problems)
+            started = httpx.post(
+                f"{base}/v1/debates", json={"question": BILLING_QUESTION, "checkpoints": True}, timeout=60
+            )
+            assert started.status_code == 202, started.text
+            session_id = started.json()["id"]
+            page.goto(f"{base}/?kind=design")
+            row = page.locator(f'[data-testid="session-row"][data-session="{session_id}"]')
+            expect(row.get_by_test_id("session-kind")).to_have_text("design")
+            row.get_by_role("link").click()
+            page.wait_for_url(f"**/sessions/{session_id}")
+
+            # Continue at each checkpoint from the page until the debate escalates.
+            choose = page.locator('[data-testid^="escalation-choose-"]')
+            for _ in range(5):
+                expect(page.locator("#checkpoint-panel:not([hidden]), button[data-choice]").first).to_be_visible()
+                if choose.count():
+                    break
+                page.get_by_test_id("checkpoint-continue").click()
+                expect(page.get_by_test_id("checkpoint-panel")).to_be_hidden()
+            expect(page.get_by_test_id("escalation-panel")).to_contain_text("stalemate")
+            expect(page.get_by_test_id("chart-series").first).to_be_attached()
+            latest = page.get_by_test_id("design-round").last  # the latest round starts unfolded
+            expect(latest.get_by_test_id("perspective-column").first).to_be_visible()
+            expect(latest.get_by_test_id("challenge").first).to_be_visible()
+            shots.append(_shot(page, "design-escalation.png"))
+
+            option = page.get_by_test_id("escalation-options").locator("li").filter(has_text=KAFKA)
+            label = option.get_attribute("data-option")
+            assert label, "the Kafka option has a label"
+            page.get_by_test_id("escalation-guidance").fill("Kafka for invoices only")
+            page.get_by_test_id(f"escalation-choose-{label}").click()
+            expect(page.get_by_test_id("session-status")).to_have_text("completed")
+            expect(page.get_by_test_id("escalation-choice")).to_contain_text(f"{label}:")
+            expect(page.get_by_test_id("escalation-choice")).to_contain_text("Kafka for invoices only")
+            expect(page.get_by_test_id("decisions")).to_contain_text(f"option {label} chosen by human")
+            recommendation = page.locator('[data-testid="adr-section"][data-section="Recommendation"]')
+            expect(recommendation).to_be_visible()
+            dissents = page.locator('[data-testid="adr-section"][data-section="Dissents"]')
+            expect(dissents.locator(".markdown")).to_be_hidden()
+            dissents.locator("summary").click()
+            expect(dissents.locator(".markdown")).to_be_visible()
+            page.locator('[data-testid="design-round"][data-round="0"] > summary').click()
+            shots.append(_shot(page, "design-decided.png"))
+            turns = app.state.ctx.store.turns(session_id)
+            assert any(t.key == "r0/escalation/human/choice" and t.metadata["choice"] == label for t in turns)
+        finally:
+            browser.close()
+    assert problems == [], "the pages ran without script errors"
+    assert all(shot.stat().st_size > 10_000 for shot in shots)
+
+
+def test_per_test_results_and_two_versions_side_by_side_in_the_browser(
+    requires_browser: None, tmp_path: Path, buggy_model: str, make_app: Callable[..., Any]
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    app = make_app(server_config(tmp_path, buggy_model))
+    problems: list[str] = []
+    with serving(app) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _watch(page, problems)
+            body = {"task": ZERO_TASK, "overrides": {"agents": 2, "phases.adjudication": False}}
+            started = httpx.post(f"{base}/v1/sessions", json=body, timeout=60)
+            assert started.status_code == 202, started.text
+            session_id = started.json()["id"]
+            page.goto(f"{base}/sessions/{session_id}")
+            expect(page.get_by_test_id("session-status")).to_have_text("completed")
+            failing = page.locator('[data-testid="test-run"][data-agent="agent-2"]')
+            expect(failing.get_by_test_id("test-failure").first).to_be_visible()
+            expect(failing.get_by_test_id("test-failure").first).to_contain_text("assert")
+            expect(page.get_by_test_id("model-call").first).to_contain_text("temperature=")
+            page.get_by_test_id("code-results").scroll_into_view_if_needed()
+            _shot(page, "code-tests.png")
+            versions = {v.agent_id: v.version_number for v in app.state.ctx.store.versions(session_id)}
+            page.get_by_test_id("compare-a").select_option(str(versions["agent-1"]))
+            page.get_by_test_id("compare-b").select_option(str(versions["agent-2"]))
+            page.get_by_test_id("compare-button").click()
+            table = page.get_by_test_id("side-by-side")
+            expect(table).to_contain_text("return a + 1")
+            expect(table.locator("tr.changed, tr.added").first).to_be_visible()
+            table.scroll_into_view_if_needed()
+            _shot(page, "code-compare.png")
+            page.goto(f"{base}/?q=add")
+            expect(page.get_by_test_id("session-row")).to_have_count(1)
+            _shot(page, "session-list.png")
+        finally:
+            browser.close()
+    assert problems == [], "the pages ran without script errors"

@@ -3,33 +3,19 @@ stages, and the session list's filters and live totals."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from tests.server.conftest import ADD_TASK_TEXT, ROUNDS, server_config
 from tests.server.test_dashboard import OPEN, elements, one, wait_for
-from tests.support.debaters import add_debater
-
-from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
 
 ZERO_TASK = ADD_TASK_TEXT.replace(
     "def test_is_commutative():",
     "def test_zero_is_neutral():\n    assert add(5, 0) == 5\n\n\ndef test_is_commutative():",
 )
 """add.md with a test that the special case for zero fails."""
-
-
-@pytest.fixture
-def buggy_model() -> Iterator[str]:
-    """agent-2 drafts ``add`` with a special case for zero, which a test of add.md catches."""
-    name = f"views-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, ScriptedModel(fn=add_debater(buggy=("agent-2",), style_variants=False)))
-    yield f"scripted/{name}"
-    unregister_scripted(name)
 
 
 async def _finished(client: httpx.AsyncClient, body: dict[str, Any]) -> str:

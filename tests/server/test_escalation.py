@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
-from tests.protocol.design.conftest import BILLING_QUESTION, DEFAULT_SYNTHESIS, DebateScript, RecordingModel
+from tests.protocol.design.conftest import BILLING_QUESTION, DEFAULT_SYNTHESIS, DebateScript
 from tests.server.conftest import server_config
 from tests.server.test_sse import follow
-
-from debatecode.llm.scripted import register_scripted, unregister_scripted
 
 OUTBOX = "keep the outbox table and add a relay"
 KAFKA = "publish invoice events through Kafka"
@@ -40,14 +35,6 @@ def stalemate_script() -> DebateScript:
         ),
         synthesis=DRAFT,
     )
-
-
-@pytest.fixture
-def stalemate_model() -> Iterator[str]:
-    name = f"escalation-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, RecordingModel(stalemate_script()))
-    yield f"scripted/{name}"
-    unregister_scripted(name)
 
 
 async def wait_for(client: httpx.AsyncClient, session_id: str, field: str, *, timeout_s: float = 120) -> dict[str, Any]:
