@@ -313,3 +313,110 @@ async def test_adjudication_settles_what_visible_tests_miss_and_the_hack_is_refi
     refine = next(t for t in turns if t.agent_id == "agent-2" and t.metadata["kind"] == "refine-adjudicated-1")
     assert "test_adjudicated_1" in refine.prompt, "the refinement is shown the adjudicated failure"
     assert result.all_passed and "a + 1" not in (result.code or "")
+
+
+async def test_the_red_team_s_inputs_that_tell_candidates_apart_are_asked_first(harness: Harness) -> None:
+    """With ``participants.red``, Red proposes add(5, 0): it splits the hack from the sum, so it is adjudicated."""
+    model = harness.scripted("red-distinguishes", [], fn=add_debater(buggy=("agent-2",)))
+    config = harness.config(
+        model,
+        agents=3,
+        **{
+            "phases.critique": False,
+            "phases.review": False,
+            "phases.optimization": False,
+            "phases.adversarial": False,
+            "participants.moonshot": False,
+            "participants.contrarian": False,
+            "participants.red": True,
+        },
+    )
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    turns = store.turns(result.session.id)
+    red = next(t for t in turns if t.metadata.get("kind") == "distinguish")
+    assert red.agent_id == "red" and red.phase == "adjudication"
+    assert red.metadata["calls"] == ["add(5, 0)", "add(0, 0)"]
+    assert "a + 1" in red.prompt, "Red is shown the different leading codes"
+    behaviour = next(t for t in turns if t.metadata.get("kind") == "behaviour-red")
+    assert behaviour.metadata["inputs"][:2] == ["add(5, 0)", "add(0, 0)"], "Red's inputs run first"
+    first = next(t for t in turns if t.metadata.get("kind") == "adjudicate-1")
+    assert first.metadata["call"] == "add(5, 0)", "the most contested inputs, Red's first on a tie"
+    assert result.all_passed and "a + 1" not in (result.code or "")
+
+
+async def test_red_is_not_asked_when_the_leading_candidates_are_one_code(harness: Harness) -> None:
+    model = harness.scripted("red-silent", [], fn=add_debater(style_variants=False))
+    config = harness.config(
+        model,
+        agents=2,
+        **{
+            "phases.critique": False,
+            "phases.review": False,
+            "phases.optimization": False,
+            "phases.adversarial": False,
+            "participants.moonshot": False,
+            "participants.contrarian": False,
+            "participants.red": True,
+            "convergence.early_stop": False,
+        },
+    )
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    assert result.status == "completed", result.error
+    assert not [t for t in store.turns(result.session.id) if t.metadata.get("kind") == "distinguish"]
+
+
+async def test_critique_and_review_stay_silent_when_tests_separate_the_candidates(harness: Harness) -> None:
+    """agent-2's draft fails the visible tests and its refinement is no better: the tests have chosen agent-1."""
+
+    def debater(messages: object, tags: dict[str, str]) -> str:
+        if tags["kind"] == "draft" or tags["kind"].startswith("refine"):
+            return "Sum.\n" + (GOOD if tags["agent"] == "agent-1" else GOOD.replace("a + b", "a - b"))
+        raise AssertionError(f"nobody should be asked: {tags}")
+
+    model = harness.scripted("separated", [], fn=debater)
+    config = harness.config(
+        model,
+        agents=2,
+        **{
+            "phases.adjudication": False,
+            "phases.optimization": False,
+            "phases.adversarial": False,
+            "phases.dehallucination": False,
+            "participants.moonshot": False,
+            "participants.contrarian": False,
+            "participants.teacher": False,
+            "convergence.ranking": "behaviour",
+            "review.reviewers": ["judge"],
+            "reflexion.in_debate": False,
+        },
+    )
+    engine, store = harness.engine(config)
+    result = await engine.solve(load_task(ADD_TASK))
+    assert result.status == "completed", result.error
+    turns = store.turns(result.session.id)
+    assert not [t for t in turns if t.phase in ("critique", "review") and t.provider not in ("tool", "")]
+    summaries = " ".join(str(t.content) for t in turns if t.phase in ("critique", "review"))
+    assert "agent-1 passes more tests than every other candidate" in summaries or not summaries
+    assert "a + b" in (result.code or "")
+
+
+def test_tests_separate_by_score_and_identical_code_only_for_critique() -> None:
+    from debatecode.execution.results import TestReport
+    from debatecode.protocol.separation import separated_by_tests
+    from debatecode.protocol.workspace import Candidate
+    from debatecode.sandbox.results import TestCaseResult
+
+    def candidate(agent: str, code: str, passed: int) -> Candidate:
+        cases = [TestCaseResult(name=f"t{i}", outcome="passed" if i < passed else "failed") for i in range(3)]
+        return Candidate(agent, code, TestReport(cases=cases))
+
+    one, two = "def f():\n    return 1\n", "def f():\n    return 2\n"
+    assert separated_by_tests([candidate("a", one, 3), candidate("b", two, 2)]) == (
+        "a passes more tests than every other candidate"
+    )
+    assert separated_by_tests([candidate("a", one, 3), candidate("b", two, 3)]) is None
+    assert separated_by_tests([candidate("a", one, 3), candidate("b", one + "  \n", 3)]) is not None
+    assert separated_by_tests([candidate("a", one, 3), candidate("b", one, 3)], same_code=False) is None
+    assert separated_by_tests([candidate("a", one, 3)]) is None

@@ -35,6 +35,8 @@ def add_debater(*, buggy: tuple[str, ...] = (), satisfaction: int = 95, style_va
                 "The ambitious version uses operator.index; the stepping stone is plain.\n```python\nimport operator\n\n\ndef add(a: int, b: int) -> int:\n    return operator.index(a) + operator.index(b)\n```\n"
                 + GOOD
             )
+        if kind == "distinguish":
+            return "Zero as the second argument may split them.\n```text\nadd(5, 0)\nadd(0, 0)\n```"
         if kind.startswith("attack-"):
             return "```text\nadd(5, 0)\nadd(-3, 3)\nadd(0, 0)\n```"
         if kind == "attack" and phase == "adversarial":

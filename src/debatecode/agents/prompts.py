@@ -53,6 +53,7 @@ KINDS: dict[str, KindSpec] = {
     "review": KindSpec("text", 120),
     "teach": KindSpec("text", 160),
     "attack": KindSpec("calls", 96),
+    "distinguish": KindSpec("calls", 96),
     "adjudicate": KindSpec("text", 96),
     "red": KindSpec("tests", 128),
     "vote": KindSpec("choice", 4),

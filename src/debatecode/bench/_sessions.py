@@ -15,13 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from debatecode.bench._draft_blocks import DraftBlocks, TemperatureOf
 from debatecode.bench.humaneval import check_samples, completion_of, problem_task
 from debatecode.config import DebateConfig
 from debatecode.execution.cleaning import clean_solution
 from debatecode.execution.inputs import generated_inputs
 from debatecode.execution.probes import ProbeRunner
 from debatecode.execution.ranking import behaviour_of
-from debatecode.llm.client import ModelRouter
+from debatecode.llm.client import ModelRouter, batch_sender
 from debatecode.llm.transport import CompletionRequest, RawCompletion, Transport
 from debatecode.protocol.roster import author_sampling
 from debatecode.protocol.services import Services
@@ -68,6 +69,9 @@ def code_key(code: str) -> str:
     return hashlib.sha256(normalised.encode()).hexdigest()[:16]
 
 
+DRAFT_BLOCKS = DraftBlocks()
+"""Vote drafts decoded ahead in blocks (``llm.draft_batch``), shared by this process's vote samples."""
+
 BEHAVIOUR_INPUTS = 24
 """Generated inputs each vote sample runs on (as ``convergence.ranking_inputs`` for a session)."""
 
@@ -82,16 +86,30 @@ class SampleTransport:
     request passes unchanged.
     """
 
-    def __init__(self, index: int, temperature: float, inner: Transport | None = None) -> None:
+    def __init__(
+        self,
+        index: int,
+        temperature: float,
+        inner: Transport | None = None,
+        *,
+        block: int = 1,
+        temperature_of: TemperatureOf | None = None,
+    ) -> None:
         self.index = index
         self.temperature = temperature
+        self.block = block
+        self._temperature_of = temperature_of
         self._inner: Transport = inner or ModelRouter()
 
     async def __call__(self, request: CompletionRequest) -> RawCompletion:
-        if request.tags.get("kind") == "draft":
-            tags = {**request.tags, "agent": f"agent-{self.index + 1}"}
-            request = request.model_copy(update={"temperature": self.temperature, "tags": tags})
-        return await self._inner(request)
+        if request.tags.get("kind") != "draft":
+            return await self._inner(request)
+        tags = {**request.tags, "agent": f"agent-{self.index + 1}"}
+        request = request.model_copy(update={"temperature": self.temperature, "tags": tags})
+        send = batch_sender(self._inner, request.resolved, request.model)
+        if send is None or self.block <= 1 or self.index == 0 or self._temperature_of is None:
+            return await self._inner(request)
+        return await DRAFT_BLOCKS.draft(request, self.index, self.block, send, self._temperature_of)
 
     async def aclose(self) -> None:
         close = getattr(self._inner, "aclose", None)
@@ -171,9 +189,13 @@ async def sample_record(
     """
     temperature, seed = author_sampling(config, index)
     llm = config.llm.model_copy(update={"seed": config.llm.seed + index})
-    record = await _session(
-        problem, config.model_copy(update={"llm": llm}), services, SampleTransport(index, temperature)
+    transport = SampleTransport(
+        index,
+        temperature,
+        block=config.llm.draft_batch,
+        temperature_of=lambda k: author_sampling(config, k)[0],
     )
+    record = await _session(problem, config.model_copy(update={"llm": llm}), services, transport)
     record.pop("reflections")
     record["behaviour"] = await sample_behaviour(problem, record["completion"], services)
     return {"task_id": record.pop("task_id"), "index": index, "temperature": temperature, "seed": seed, **record}

@@ -81,6 +81,7 @@ __all__ = [
     "KNOWN_PREFIXES",
     "MAX_BACKOFF_S",
     "MAX_RETRY_AFTER_S",
+    "BatchSender",
     "Completion",
     "CompletionRequest",
     "LLMClient",
@@ -94,6 +95,7 @@ __all__ = [
     "TokenBudget",
     "Transport",
     "UsageTotals",
+    "batch_sender",
     "estimate_tokens",
     "resolve_model",
     "retry_after_s",
@@ -541,7 +543,7 @@ class LLMClient:
         if n < 1 or len(seeds) < n:
             raise ValueError(f"n drafts need n >= 1 and n seeds; got n={n} and {len(seeds)} seeds")
         resolved = self.resolve(model)
-        send = _batch_sender(self._transport, resolved, model) if n > 1 else None
+        send = batch_sender(self._transport, resolved, model) if n > 1 else None
         if send is None:
             return [
                 await self.complete(
@@ -689,7 +691,7 @@ BatchSender = Callable[[CompletionRequest, Sequence[int]], Awaitable[list[RawCom
 """A transport's ``complete_batch``: one request, one sample per seed, from one batched call."""
 
 
-def _batch_sender(transport: Transport, resolved: ResolvedModel, model: str) -> BatchSender | None:
+def batch_sender(transport: Transport, resolved: ResolvedModel, model: str) -> BatchSender | None:
     """The ``complete_batch`` of the transport that serves ``model`` (through a ``ModelRouter``), if it has one."""
     if isinstance(transport, ModelRouter):
         transport = transport.transport(resolved.kind, model=model)

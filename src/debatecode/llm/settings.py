@@ -20,6 +20,8 @@ class LLMSettings(BaseModel):
     """Upper bound on completion tokens per chat-style call."""
     seed: int = 0
     """Added to every agent's sampling seed: change it to draw different samples reproducibly."""
+    draft_batch: int = Field(default=8, ge=1, le=64)
+    """Drafts of one prompt that a model able to batch (``local/``) decodes together, the prompt evaluated once: a vote's samples 2 and on, in blocks of this many. 1: one after another."""
     round_token_budget: int | None = Field(default=None, ge=1)
     """Per-agent allowance of completion tokens per debate round (each once-only phase counts as a round of its own); calls are capped to what is left, and an agent with nothing left sits the round out. None: unlimited."""
     completion_max_tokens: int = Field(default=320, ge=16)

@@ -50,10 +50,19 @@ class BehaviourRanking:
 
 
 async def rank_by_behaviour(
-    run: DebateRun, candidates: Sequence[Candidate], *, phase: str, kind: str, limit: int
+    run: DebateRun,
+    candidates: Sequence[Candidate],
+    *,
+    phase: str,
+    kind: str,
+    limit: int,
+    extra: Sequence[str] = (),
 ) -> BehaviourRanking | None:
-    """``candidates`` (in their ranking order, all with code) re-ranked with their behaviour; None without inputs."""
-    inputs = generated_inputs(run.task, limit=limit, seed=0)
+    """``candidates`` (in their ranking order, all with code) re-ranked with their behaviour; None without inputs.
+
+    ``extra`` calls (the Red team's distinguishing inputs) run first, before the ``limit`` generated ones.
+    """
+    inputs = list(dict.fromkeys([*extra, *generated_inputs(run.task, limit=limit, seed=0)]))
     if not inputs or not candidates:
         return None
     codes: dict[str, str] = {}
@@ -63,6 +72,7 @@ async def rank_by_behaviour(
         turn_key(0, phase, "executor", kind), lambda: _probe_turn(run, list(codes.values()), inputs, phase, kind)
     )
     turn = await run.record(turn)
+    inputs = list(turn.metadata.get("inputs", inputs))
     outputs: dict[str, list[str | None]] = turn.metadata.get("behaviours", {})
     evidence = [
         Evidence(

@@ -54,6 +54,8 @@ def _needed_roles(config: DebateConfig, planning_style: str) -> list[str]:
         roles.extend(r for r in config.optimization.roles if r not in roles)
     if phases.adversarial:
         roles.extend(r for r in ("red", "blue") if r not in roles)
+    elif config.participants.red and phases.adjudication and config.adjudication.red_inputs > 0:
+        roles.append("red")  # Red's first job: inputs that tell the leading candidates apart
     if phases.convergence and config.participants.teacher:
         roles.append("teacher")
     return roles

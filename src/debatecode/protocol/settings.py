@@ -118,6 +118,8 @@ class AdjudicationSettings(_Section):
     """Inputs put to the debaters, at most: those on which the largest behaviour clusters of the top test tier differ."""
     refinements: int = Field(default=1, ge=0, le=5)
     """Refinements per author whose candidate fails an adjudicated (or visible) test, from the actual failures."""
+    red_inputs: int = Field(default=4, ge=0, le=20)
+    """Inputs the Red team (present with ``phases.adversarial`` or ``participants.red``) is asked for that would distinguish the leading candidates, when they are different code passing the same tests; they run before the generated ones. 0: Red is not asked."""
 
 
 class CritiqueSettings(_Section):
@@ -127,6 +129,8 @@ class CritiqueSettings(_Section):
     """Test inputs an agent writes against one opponent per round."""
     opponents: Literal["one", "all"] = "one"
     """Attack one neighbour per round (cheaper) or every neighbour the topology allows."""
+    when: Literal["tied", "always"] = "tied"
+    """``tied``: critique runs only when the tests cannot separate the candidates (two or more different codes share the best test score); ``always``: every round."""
 
 
 class ReviewSettings(_Section):
@@ -140,6 +144,8 @@ class ReviewSettings(_Section):
     """Average satisfaction must rise this much over 3 rounds, or the debate is a stalemate."""
     revise: bool = True
     """The leader's author revises when a reviewer is below target with concerns."""
+    when: Literal["tied", "always"] = "tied"
+    """``tied``: review runs only when the tests cannot separate the candidates (a lone candidate is still reviewed); ``always``: every round."""
     failing_cap: int = Field(default=50, ge=0, le=100)
     """Highest satisfaction a reviewer may give a candidate that fails a visible test: reviews are grounded in execution, so a higher score is lowered to this (and the reviewer's own score is kept in the record)."""
 
@@ -221,5 +227,7 @@ class ParticipantSettings(_Section):
     """The Moonshot adds an ambitious version and a pragmatic stepping stone as a candidate."""
     teacher: bool = True
     """The Teacher explains the chosen approach for the report."""
+    red: bool = False
+    """The Red team takes part even with ``phases.adversarial`` off, to find the inputs that tell the leading candidates apart in adjudication (``adjudication.red_inputs``). With Red/Blue on, it is there anyway."""
     tolerate_failures: bool = True
     """In critique and review, an agent whose model fails for good is dropped (its topology subtree rebalanced to its siblings) while at least two competitors remain, instead of failing the session."""

@@ -27,13 +27,17 @@ from collections.abc import Sequence
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
 from debatecode.execution.generated import AdjudicatedTest
+from debatecode.execution.probes import parse_calls
 from debatecode.execution.ranking import Ranked
-from debatecode.protocol.behaviour import rank_by_behaviour
+from debatecode.protocol.behaviour import normalised_code, rank_by_behaviour
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.run import DebateRun, gather_all
 from debatecode.protocol.workspace import Candidate
 
 __all__ = ["AdjudicationPhase", "disputed_inputs", "majority_answer", "read_answer"]
+
+_SHOWN_CODES = 3
+"""Different leading codes shown to the Red team at most."""
 
 _ANSWER = re.compile(r"^\s*\**\s*answer\s*\**\s*[:=]\s*\**\s*(?P<value>.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
@@ -109,11 +113,17 @@ class AdjudicationPhase(Phase):
         if len(candidates) < 2:
             return "fewer than two candidates with code: nothing to adjudicate"
         ranked = await rank_by_behaviour(run, candidates, phase=self.name, kind="behaviour", limit=settings.inputs)
+        red_calls = await self._distinguishing_inputs(run, candidates, settings.red_inputs)
+        if red_calls:
+            ranked = await rank_by_behaviour(
+                run, candidates, phase=self.name, kind="behaviour-red", limit=settings.inputs, extra=red_calls
+            )
         if ranked is None:
             return "no input could be generated from the task: nothing to adjudicate"
         questions = disputed_inputs(ranked.rows, ranked.inputs, settings.max_questions)
+        found = f" ({len(red_calls)} from the Red team)" if red_calls else ""
         if not questions:
-            return f"the leading candidates agree on all {len(ranked.inputs)} generated inputs"
+            return f"the leading candidates agree on all {len(ranked.inputs)} inputs{found}"
         tests = await self._adjudicate(run, authors, questions)
         if tests:
             run.ws.adjudicated.extend(tests)
@@ -121,6 +131,23 @@ class AdjudicationPhase(Phase):
         refined = await self._refine(run, authors, settings.refinements)
         decided = ", ".join(f"{t.call} -> {t.expected} ({t.votes}/{t.answers})" for t in tests) or "no majority"
         return f"{len(questions)} disputed inputs put to {len(authors)} debaters: {decided}; {refined} refinements"
+
+    async def _distinguishing_inputs(self, run: DebateRun, candidates: list[Candidate], count: int) -> list[str]:
+        """The Red team's calls that might tell apart the different codes sharing the best test score."""
+        red = run.first_with_role("red")
+        if red is None or count == 0:
+            return []
+        best = candidates[0].score()
+        codes = list(dict.fromkeys(normalised_code(c.code or "") for c in candidates if c.score() == best and c.code))[
+            :_SHOWN_CODES
+        ]
+        if len(codes) < 2:
+            return []
+        prompt = red.prompt("distinguish", run.task, codes=codes, count=count, **run.context())
+        turn = await run.ask(red, prompt, phase=self.name, round_no=0, kind="distinguish")
+        calls = parse_calls(prompt.full_reply(turn.content), run.task.entry_point, count)
+        await run.record(turn.model_copy(update={"metadata": {**turn.metadata, "calls": calls}}))
+        return calls
 
     async def _adjudicate(self, run: DebateRun, authors: list[Agent], questions: list[str]) -> list[AdjudicatedTest]:
         start = len(run.ws.adjudicated)

@@ -24,6 +24,7 @@ from debatecode.execution.generated import ExchangedTest
 from debatecode.execution.probes import ProbeResult, parse_calls
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.run import DebateRun, gather_all
+from debatecode.protocol.separation import separated_by_tests
 from debatecode.protocol.workspace import Candidate
 
 __all__ = ["CritiquePhase"]
@@ -60,6 +61,10 @@ class CritiquePhase(Phase):
         competitors = [a for a in run.agents if a.id in run.ws.candidates and run.ws.candidates[a.id].code is not None]
         if len(competitors) < 2:
             return "fewer than two candidates with code: nothing to exchange"
+        if run.config.critique.when == "tied":
+            separated = separated_by_tests([run.ws.candidates[a.id] for a in competitors])
+            if separated is not None:
+                return f"skipped: {separated} (critique.when = tied)"
         pairs = self._pairs(run, competitors, round_no)
         attacks = [
             a

@@ -21,6 +21,7 @@ from debatecode.protocol.ordering import CROSS_CUTTING
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_review
 from debatecode.protocol.run import DebateRun
+from debatecode.protocol.separation import separated_by_tests
 from debatecode.protocol.transcript import ContextWindow
 from debatecode.protocol.workspace import Candidate
 
@@ -83,6 +84,10 @@ class ReviewPhase(Phase):
         leader = run.leader()
         if leader is None:
             return "no candidate to review"
+        if run.config.review.when == "tied":
+            separated = separated_by_tests(run.ws.ranking(run.order()), same_code=False)
+            if separated is not None:
+                return f"skipped: {separated} (review.when = tied)"
         reviews: list[ReviewItem] = []
         for reviewer in self.reviewers(run, round_no):
             try:
