@@ -118,3 +118,7 @@ class DebateRenderer:
             self.console.print(f"  poll · {escape(turn.agent_id)}: {escape(first[:80])}{reused}")
         elif turn.phase == "analysis" and turn.agent_role == "moderator" and turn.provider == "tool":
             self.console.print(f"  {escape(turn.content)}")
+        elif turn.phase == "gate":
+            for flag in turn.metadata.get("flags") or []:
+                if flag.get("kind") in ("off_topic", "muted", "scope_creep"):
+                    self.console.print(f"  [yellow]gate reviewer · {escape(str(flag.get('detail', '')))}[/]")
