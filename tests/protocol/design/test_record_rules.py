@@ -151,3 +151,26 @@ async def test_a_perspective_off_topic_twice_in_a_row_is_muted_and_the_record_sa
     assert any(line.startswith("Moonshot was muted after round 1") for line in record.participation)
     assert "Moonshot" not in record.scores, "a muted perspective's stale score decides nothing"
     assert any("muted: Moonshot" in note for note in record.round_summaries[0].notes)
+
+
+async def test_the_journal_alone_gives_back_the_escalation_and_the_choice(design_world: DebateWorld) -> None:
+    """What a server shows (``escalation_from_turns``) is what the record says, read from the stored turns only."""
+    from tests.protocol.design.conftest import FakeHuman
+
+    from debatecode.protocol.design.escalation import escalation_from_turns
+
+    script = DebateScript(
+        satisfaction=50,
+        stance=lambda agent: "keep SQLite in WAL mode" if agent == "contrarian" else "move the events to PostgreSQL",
+    )
+    human = FakeHuman(choice=("B", "revisit at 100 writes a second"))
+    result = await design_world.debate(SQLITE_QUESTION, script, human=human, design__min_rounds=2, design__max_rounds=2)
+    record = result.record
+    assert record is not None and record.escalation is not None
+    stored = escalation_from_turns(design_world.turns(result.session.id))
+    assert stored == record.escalation
+    assert stored.choice == "B" and stored.decided_by == "human" and stored.guidance == "revisit at 100 writes a second"
+    chosen = next(o for o in stored.options if o.label == "B")
+    assert chosen.holders == ["Contrarian"] and "keep SQLite" in chosen.stance, "the minority position"
+    assert record.recommendation.text.startswith("Option B, chosen by a person at the escalation: keep SQLite")
+    assert escalation_from_turns([]) is None
