@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from debatecode.errors import TaskError
-from debatecode.protocol.design.adr import markdown_block, markdown_inline, slugify
+from debatecode.protocol.design.adr import confidence_label, markdown_block, markdown_inline, slugify
 from debatecode.protocol.design.files import write_text_atomic
 from debatecode.protocol.design.records import DecisionRecord
 
@@ -73,7 +73,7 @@ def _description(record: DecisionRecord, entry_point: str) -> list[str]:
         "",
         *_quote(rec.text),
         "",
-        f"Confidence: {rec.confidence}"
+        f"Confidence: {confidence_label(rec)}"
         + (f" — {markdown_inline(rec.confidence_reason)}" if rec.confidence_reason else ""),
         "",
         "## Constraints",
