@@ -36,7 +36,7 @@ _NO_DEBATE_PHASES = {
     "adversarial": False,
     "convergence": True,
 }
-_NO_VOICES = {"contrarian": False, "moonshot": False, "teacher": False}
+_NO_VOICES = {"contrarian": False, "moonshot": False, "teacher": False, "red": False}
 
 
 def strategy_config(

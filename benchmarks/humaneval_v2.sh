@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Issue 32's recorded HumanEval run (embedded Qwen2.5-Coder-0.5B): single, vote@N, Reflexion and the debate at
+# matched spend, from one fixed commit, in a clone of its own, resumable across sessions.
+#
+#   benchmarks/humaneval_v2.sh start [COMMIT]   clone COMMIT (default: the one recorded in $RUNS/v2-commit, else HEAD)
+#                                               under $RUNS once, put back rows saved in this checkout, and start the run
+#                                               in the background (nohup). Rows already in results.jsonl are kept, so a
+#                                               stopped run continues where it stopped.
+#   benchmarks/humaneval_v2.sh stop             SIGTERM the run (problems in flight write no row and run again later).
+#                                               Never SIGSTOP it: a sandbox job in flight would be scored a timeout.
+#   benchmarks/humaneval_v2.sh status           rows so far per strategy, vote samples, the log's tail
+#   benchmarks/humaneval_v2.sh checkpoint       copy the rows so far into benchmarks/results/humaneval-qwen-v2-partial/
+#                                               of this checkout (commit them yourself): a new machine restarts from them
+#
+# The run's wall time is the sum of the intervals in $RUNS/v2-wall.log (one line per start and per stop), so a run
+# spread over several sessions still reports how long it computed. Never tune on its rows: they hold hidden verdicts.
+set -euo pipefail
+
+RUNS=${RUNS:-/work/runs}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+PY=${PY:-$HERE/.venv/bin/python}
+OUT=benchmarks/results/humaneval-qwen-v2
+SAVED=$HERE/benchmarks/results/humaneval-qwen-v2-partial
+CONFIG=benchmarks/configs/humaneval-qwen-v2.toml
+mkdir -p "$RUNS"
+
+commit() {
+  if [[ -n ${1:-} ]]; then echo "$1" >"$RUNS/v2-commit"; fi
+  [[ -s $RUNS/v2-commit ]] || git -C "$HERE" rev-parse --short HEAD >"$RUNS/v2-commit"
+  cat "$RUNS/v2-commit"
+}
+
+case ${1:-status} in
+start)
+  C=$(commit "${2:-}")
+  DIR=$RUNS/v2-$C
+  if [[ ! -d $DIR/.git ]]; then
+    git clone -q "$HERE" "$DIR"
+    git -C "$DIR" checkout -q "$C"
+  fi
+  if [[ -d $SAVED ]]; then
+    mkdir -p "$DIR/$OUT"
+    (cd "$SAVED" && find . -name '*.jsonl' -print0) | while IFS= read -r -d '' f; do
+      [[ -e $DIR/$OUT/$f ]] || { mkdir -p "$(dirname "$DIR/$OUT/$f")"; cp "$SAVED/$f" "$DIR/$OUT/$f"; }
+    done
+  fi
+  if pgrep -f "v2-$C/src" >/dev/null; then echo "already running"; exit 0; fi
+  cat >"$RUNS/v2-run.sh" <<SCRIPT
+#!/usr/bin/env bash
+set -uo pipefail
+cd "$DIR"
+export PYTHONPATH="$DIR/src" LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1
+echo "start \$(date +%s) \$(date -u +%FT%TZ)" >>"$RUNS/v2-wall.log"
+trap 'echo "stop \$(date +%s) \$(date -u +%FT%TZ)" >>"$RUNS/v2-wall.log"' EXIT
+"$PY" -m debatecode.cli.app bench humaneval --model local/qwen2.5-coder-0.5b \\
+  --strategy single,vote,reflexion,debate --match-spend debate --vote-n 5,10 \\
+  --config $CONFIG --jobs 2 --out $OUT
+echo "run-all exit \$?"
+SCRIPT
+  chmod +x "$RUNS/v2-run.sh"
+  nohup setsid "$RUNS/v2-run.sh" >>"$RUNS/v2.log" 2>&1 &
+  echo "started v2 from $C in $DIR (log: $RUNS/v2.log)"
+  ;;
+stop)
+  C=$(commit)
+  pkill -TERM -f "v2-$C/src" || true
+  pkill -TERM -f "$RUNS/v2-run.sh" || true
+  echo "stopped"
+  ;;
+status)
+  C=$(commit)
+  DIR=$RUNS/v2-$C/$OUT
+  for s in single vote reflexion debate; do
+    printf '%-10s %s rows\n' "$s" "$(grep -c "\"strategy\": \"$s\"" "$DIR/results.jsonl" 2>/dev/null || echo 0)"
+  done
+  printf 'vote samples: %s\n' "$(wc -l <"$DIR/vote-samples.jsonl" 2>/dev/null || echo 0)"
+  awk '$1=="start"{s=$2} $1=="stop"&&s{t+=$2-s; s=0} END{if(s) t+=systime()-s; printf "computed: %.2f h\n", t/3600}' "$RUNS/v2-wall.log" 2>/dev/null || true
+  tail -n 3 "$RUNS/v2.log" 2>/dev/null || true
+  ;;
+checkpoint)
+  C=$(commit)
+  mkdir -p "$SAVED"
+  (cd "$RUNS/v2-$C/$OUT" && find . -name '*.jsonl' -not -path './runs/*' -print0) | while IFS= read -r -d '' f; do
+    mkdir -p "$(dirname "$SAVED/$f")"; cp "$RUNS/v2-$C/$OUT/$f" "$SAVED/$f"
+  done
+  cp "$RUNS/v2-wall.log" "$SAVED/wall.log" 2>/dev/null || true
+  echo "$C" >"$SAVED/commit"
+  echo "saved to $SAVED"
+  ;;
+*) echo "usage: $0 start [COMMIT]|stop|status|checkpoint" >&2; exit 2 ;;
+esac
