@@ -3,6 +3,7 @@ stages, and the session list's filters and live totals."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 import httpx
 from tests.server.conftest import ADD_TASK_TEXT, ROUNDS, server_config
 from tests.server.test_dashboard import OPEN, elements, one, wait_for
+
+from debatecode.llm.scripted import register_scripted, unregister_scripted
 
 ZERO_TASK = ADD_TASK_TEXT.replace(
     "def test_is_commutative():",
@@ -114,3 +117,27 @@ async def test_the_list_filters_by_kind_status_and_words_and_counts_a_running_se
         page = (await client.get("/")).text
         assert one(page, data_testid="filter-kind") is not None
         await client.post(f"/v1/sessions/{waiting}/cancel")
+
+
+async def test_a_design_debate_shows_each_answer_to_its_convergence_poll(
+    tmp_path: Path, make_app: Callable[..., Any]
+) -> None:
+    from tests.protocol.design.conftest import SQLITE_QUESTION, DebateScript, RecordingModel
+
+    script = DebateScript(ready=lambda agent, rnd, kind: rnd >= 2, votes=lambda agent, rnd: agent != "contrarian")
+    name = f"poll-{uuid.uuid4().hex[:8]}"
+    register_scripted(name, RecordingModel(script))
+    try:
+        app = make_app(server_config(tmp_path, f"scripted/{name}", max_concurrency=8))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            started = (await client.post("/v1/debates", json={"question": SQLITE_QUESTION})).json()
+            await wait_for(client, started["id"], lambda d: d["status"] not in OPEN)
+            html = (await client.get(f"/sessions/{started['id']}")).text
+    finally:
+        unregister_scripted(name)
+    polled = [t for t in app.state.ctx.store.turns(started["id"]) if t.phase == "poll"]
+    answers = elements(html, data_testid="poll-answer")
+    assert polled and len(answers) == len(polled), "one row per perspective asked"
+    ready = [row["data-ready"] for row in answers]
+    assert ready.count("no") == 1 and ready.count("yes") == len(polled) - 1, "the Contrarian alone says no"
+    assert f"{len(polled) - 1} of {len(polled)} ready" in html
