@@ -25,6 +25,7 @@ CONTEXT = {
     "report": REPORT,
     "opponent": "agent-2",
     "opponent_code": CODE,
+    "codes": [CODE, CODE.replace("a + b", "b + a")],
     "disagreements": [{"call": "add(1, 2)", "mine": "returns -1", "theirs": "returns 3", "expected": "returns 3"}],
     "questions": [{"category": "edge_cases", "question": "Negative numbers?"}],
     "count": 3,

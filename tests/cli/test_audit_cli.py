@@ -32,9 +32,13 @@ def test_audit_trail_then_replay_reproduces_the_session(solved_add: SolvedAdd, t
     assert audited.returncode == 0, audited.stderr
     trail = json.loads(audited.stdout)
     assert trail["session"]["id"] == session_id and trail["task"]["text"].startswith("---")
-    # 30 model turns, 6 adjudication answers, the adjudication's and the final ranking's probe runs, and the
-    # two early-stop probe runs (agent-2's b == 0 hack makes them disagree). No vote: the final choice is by behaviour.
-    assert len(trail["turns"]) == 40
+    # 30 model turns, 6 adjudication answers, the Red team's distinguishing inputs and their probe run, the
+    # adjudication's and the final ranking's probe runs, and the two early-stop probe runs (agent-2's b == 0 hack
+    # makes them disagree). No vote: the final choice is by behaviour.
+    assert len(trail["turns"]) == 42
+    assert [t["metadata"]["calls"] for t in trail["turns"] if t["metadata"].get("kind") == "distinguish"] == [
+        ["add(0, 0)", "add(8, 0)"]
+    ]
     assert sum(1 for t in trail["turns"] if t["metadata"].get("kind", "").startswith("adjudicate-")) == 6
     assert [t["metadata"]["agree"] for t in trail["turns"] if t["phase"] == "early_stop"] == [False, False]
     first = trail["turns"][0]

@@ -40,7 +40,7 @@ def test_scripted_solve_in_docker_exits_zero_with_correct_solution(tmp_path: Pat
         }
     assert backends == {"docker"}
     show = run_cli("sessions", "show", session_id, cwd=tmp_path)
-    assert show.returncode == 0 and "40 turns" in show.stdout
+    assert show.returncode == 0 and "42 turns" in show.stdout
     log = subprocess.run(
         ["git", "-C", str(tmp_path / "out"), "log", "--format=%s", f"debate/{session_id}"],
         capture_output=True,

@@ -515,6 +515,10 @@ class LLMClient:
             budget.charge(completion)
         return completion
 
+    def can_batch(self, model: str) -> bool:
+        """Whether ``complete_n`` samples ``model``'s completions in one batched call (``local/`` models)."""
+        return batch_sender(self._transport, self.resolve(model), model) is not None
+
     async def complete_n(
         self,
         model: str,

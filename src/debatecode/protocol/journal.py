@@ -67,6 +67,10 @@ class Journal:
             **fields,
         )
 
+    def holds(self, key: str) -> bool:
+        """Whether a turn is journaled under ``key`` (not counted as replayed)."""
+        return key in self._turns
+
     def replay(self, key: str) -> TurnRecord | None:
         """The journaled turn under ``key`` (counted as replayed), or None."""
         stored = self._turns.get(key)

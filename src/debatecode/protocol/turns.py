@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
 from debatecode.config import DebateConfig
+from debatecode.llm.transport import Completion
 from debatecode.protocol.allowance import RoundBudgetExceeded
 from debatecode.protocol.deps import SessionDeps
 from debatecode.protocol.events import AgentStatusChanged, EventBus
@@ -164,10 +165,7 @@ class SessionRun:
     async def _call(
         self, agent: Agent, prompt: Prompt, *, key: str, phase: str, round_no: int, kind: str, want_code: bool
     ) -> TurnRecord:
-        default_max = (
-            self.config.llm.completion_max_tokens if prompt.style == "completion" else self.config.llm.max_tokens
-        )
-        max_tokens = prompt.max_tokens or default_max
+        max_tokens = self._max_tokens(prompt)
         allowance = self.deps.allowance
         budget_round = round_no if round_no else -(PHASE_NAMES.index(phase) + 1 if phase in PHASE_NAMES else 99)
         remaining = allowance.remaining(agent.id, budget_round) if allowance is not None else None
@@ -204,6 +202,94 @@ class SessionRun:
                 allowance.charge(agent.id, budget_round, completion.completion_tokens)
             except RoundBudgetExceeded as exc:
                 logger.info("%s went over its round token budget (%s of %s)", agent.id, exc.spent, exc.allowance)
+        return self._turn_of(agent, prompt, completion, key=key, kind=kind, want_code=want_code)
+
+    def _max_tokens(self, prompt: Prompt) -> int:
+        default_max = (
+            self.config.llm.completion_max_tokens if prompt.style == "completion" else self.config.llm.max_tokens
+        )
+        return prompt.max_tokens or default_max
+
+    async def ask_together(
+        self, asks: Sequence[tuple[Agent, Prompt]], *, phase: str, round_no: int, kind: str, want_code: bool = False
+    ) -> list[TurnRecord]:
+        """``ask`` for each (agent, prompt); asks that share a model, a prompt and a temperature are sampled together.
+
+        A model that can batch (``local/``) decodes such a group in one call, ``llm.draft_batch``
+        at most, the prompt evaluated once and charged to the group's first turn; each reply is
+        its own journaled turn, drawn with its agent's seed. Another model, a round token
+        allowance, or ``llm.draft_batch = 1`` gets one ``ask`` each. Journaled turns are replayed.
+
+        Raises:
+            ModelError: a model call failed for good.
+            BudgetExceeded: the session's token budget is spent.
+        """
+        size = self.config.llm.draft_batch
+        keys = [turn_key(round_no, phase, agent.id, kind) for agent, _ in asks]
+        groups: dict[tuple[object, ...], list[int]] = {}
+        for index, (agent, prompt) in enumerate(asks):
+            if self.journal.holds(keys[index]):
+                continue
+            group = (agent.model, prompt.text, prompt.style, tuple(prompt.stop), prompt.max_tokens, agent.temperature)
+            groups.setdefault(group, []).append(index)
+        ready: dict[int, TurnRecord] = {}
+        if size > 1 and self.deps.allowance is None:
+            batches = [
+                members[start : start + size]
+                for members in groups.values()
+                for start in range(0, len(members), size)
+                if len(members) > 1 and self.deps.llm.can_batch(asks[members[0]][0].model)
+            ]
+            for turns in await gather_all(
+                *(self._sample_together(asks, keys, b, phase, round_no, kind, want_code) for b in batches)
+            ):
+                ready.update(turns)
+
+        async def one(index: int) -> TurnRecord:
+            agent, prompt = asks[index]
+            if index in ready:
+                turn = ready[index]
+                return await self.journal.replay_or_do(keys[index], lambda: _done(turn))
+            return await self.ask(agent, prompt, phase=phase, round_no=round_no, kind=kind, want_code=want_code)
+
+        return list(await gather_all(*(one(index) for index in range(len(asks)))))
+
+    async def _sample_together(
+        self,
+        asks: Sequence[tuple[Agent, Prompt]],
+        keys: Sequence[str],
+        members: Sequence[int],
+        phase: str,
+        round_no: int,
+        kind: str,
+        want_code: bool,
+    ) -> dict[int, TurnRecord]:
+        first, prompt = asks[members[0]]
+        agents = [asks[index][0] for index in members]
+        async with self._semaphore:
+            for agent in agents:
+                self.status(agent, "thinking", phase)
+            completions = await self.deps.llm.complete_n(
+                first.model,
+                prompt.messages,
+                len(members),
+                seeds=[agent.seed for agent in agents],
+                max_tokens=self._max_tokens(prompt),
+                temperature=first.temperature,
+                stop=prompt.stop or None,
+                tags={"phase": phase, "agent": first.id, "round": str(round_no), "kind": kind, "role": first.role.name},
+                budget=self.deps.budget,
+            )
+            for agent in agents:
+                self.status(agent, "idle", phase)
+        return {
+            index: self._turn_of(agent, prompt, completion, key=keys[index], kind=kind, want_code=want_code)
+            for index, agent, completion in zip(members, agents, completions, strict=True)
+        }
+
+    def _turn_of(
+        self, agent: Agent, prompt: Prompt, completion: Completion, *, key: str, kind: str, want_code: bool
+    ) -> TurnRecord:
         code, removed = self._code_from(completion.text, prompt) if want_code else (None, ())
         if removed:
             logger.info("%s %s: removed from its code: %s", agent.id, kind, "; ".join(removed))
@@ -226,6 +312,7 @@ class SessionRun:
                 "prompt_style": prompt.style,
                 **({"prompt_dropped": list(completion.dropped)} if completion.dropped else {}),
                 **({"cleaned": list(removed)} if removed else {}),
+                **({"batch_size": completion.batch_size} if completion.batch_size > 1 else {}),
             },
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
@@ -283,6 +370,10 @@ def _nudge(message: Any, style: str, nudge: str = _RUBBER_STAMP_NUDGE) -> Any:
     if style == "completion":
         return {"role": message["role"], "content": f"# {nudge}\n{message['content']}"}
     return {"role": message["role"], "content": f"{message['content']}\n\n{nudge}"}
+
+
+async def _done(turn: TurnRecord) -> TurnRecord:
+    return turn
 
 
 async def gather_all(*aws: Awaitable[T]) -> list[T]:

@@ -21,7 +21,7 @@ from debatecode.protocol.run import DebateRun, gather_all
 from debatecode.protocol.validation import validate
 from debatecode.protocol.workspace import Candidate
 
-__all__ = ["ProposalPhase", "draft_candidate", "ensure_plan", "leader_context"]
+__all__ = ["ProposalPhase", "draft_candidate", "draft_candidates", "ensure_plan", "leader_context"]
 
 
 async def ensure_plan(run: DebateRun) -> None:
@@ -39,9 +39,15 @@ async def ensure_plan(run: DebateRun) -> None:
 
 async def draft_candidate(run: DebateRun, agent: Agent, phase: str) -> Candidate:
     """An author's first candidate, tested and committed."""
-    prompt = agent.prompt("draft", run.task, len(run.authors()), **run.context(agent.id))
-    turn = await run.ask(agent, prompt, phase=phase, round_no=0, kind="draft", want_code=True)
-    return await run.ws.evaluate(agent, turn)
+    return (await draft_candidates(run, [agent], phase))[0]
+
+
+async def draft_candidates(run: DebateRun, authors: list[Agent], phase: str) -> list[Candidate]:
+    """The authors' first candidates, tested and committed; authors sharing a model, a prompt and a
+    temperature are sampled together (``SessionRun.ask_together``: one batched decode on a local model)."""
+    asks = [(agent, agent.prompt("draft", run.task, len(run.authors()), **run.context(agent.id))) for agent in authors]
+    turns = await run.ask_together(asks, phase=phase, round_no=0, kind="draft", want_code=True)
+    return await gather_all(*(run.ws.evaluate(agent, turn) for agent, turn in zip(authors, turns, strict=True)))
 
 
 def leader_context(run: DebateRun) -> dict[str, Any]:
@@ -57,7 +63,7 @@ class ProposalPhase(Phase):
     async def execute(self, run: DebateRun, round_no: int) -> str:
         await ensure_plan(run)
         missing = [a for a in run.authors() if a.id not in run.ws.candidates]
-        for candidate in await gather_all(*(draft_candidate(run, a, self.name) for a in missing)):
+        for candidate in await draft_candidates(run, missing, self.name) if missing else []:
             run.ws.adopt(candidate)
         notes = [f"{len(run.authors())} authors' candidates"]
         moonshot = run.first_with_role("moonshot")

@@ -18,7 +18,7 @@ from dataclasses import replace
 from debatecode.agents.agent import Agent
 from debatecode.protocol.early_stop import early_agreement
 from debatecode.protocol.phases.base import Phase
-from debatecode.protocol.phases.proposal import draft_candidate, ensure_plan
+from debatecode.protocol.phases.proposal import draft_candidates, ensure_plan
 from debatecode.protocol.run import DebateRun, gather_all
 
 __all__ = ["SelfEvolvementPhase"]
@@ -30,7 +30,7 @@ class SelfEvolvementPhase(Phase):
     async def execute(self, run: DebateRun, round_no: int) -> str:
         await ensure_plan(run)
         authors = run.authors()
-        for candidate in await gather_all(*(draft_candidate(run, agent, self.name) for agent in authors)):
+        for candidate in await draft_candidates(run, authors, self.name):
             run.ws.adopt(candidate)
         early = await early_agreement(run)
         if early is not None:
