@@ -1,35 +1,42 @@
-"""The statistics of a strategy comparison: Wilson intervals and the exact McNemar test on paired problems."""
+"""The statistics of a strategy comparison: Wilson intervals and the exact McNemar test on paired problems.
+
+Both come from scipy's ``binomtest``: the Wilson score interval of a pass rate, and the exact
+McNemar test, which is the two-sided binomial test (p = 1/2) on the discordant pairs.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 __all__ = ["PairedTest", "mcnemar_exact_p", "paired_test", "wilson_interval"]
 
 
-def wilson_interval(passed: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a pass rate (sound at 0 and n, unlike the normal approximation)."""
+def wilson_interval(passed: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a pass rate (sound at 0 and n, unlike the normal approximation).
+
+    ``n == 0`` knows nothing: the whole of [0, 1].
+    """
     if n == 0:
         return (0.0, 1.0)
-    rate = passed / n
-    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    from scipy.stats import binomtest
+
+    interval = binomtest(passed, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(interval.low), float(interval.high))
 
 
 def mcnemar_exact_p(wins: int, losses: int) -> float:
     """Two-sided exact McNemar p-value from the discordant pairs (binomial, p = 1/2).
 
     Exact at any count, so it stays sound where the chi-squared approximation
-    does not (fewer than about 25 discordant pairs).
+    does not (fewer than about 25 discordant pairs). No discordant pair: 1.0.
     """
     n = wins + losses
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
-    return min(1.0, 2 * tail)
+    from scipy.stats import binomtest
+
+    return float(binomtest(wins, n, p=0.5, alternative="two-sided").pvalue)
 
 
 @dataclass(frozen=True)
