@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from debatecode.errors import UserError
-from debatecode.protocol.events import Escalated, EscalationDecided
 from debatecode.protocol.human import CheckpointDecision
 
 if TYPE_CHECKING:
@@ -82,11 +81,12 @@ class _Pending:
 class WebHuman:
     """The human of one session run by the server; its questions wait for REST calls.
 
-    ``bind`` hands it the session's id once the session exists, and how to
-    publish an event to the session's feed (the store, where every event stream
-    reads), so that an escalation is announced (``Escalated``) and its answer
-    too (``EscalationDecided``). An escalation nobody answers within
-    ``choice_timeout_s`` is left open: the record says nobody decided.
+    ``bind`` hands it the session's id once the session exists. It announces
+    nothing itself: the design debate's escalation step emits ``Escalated``
+    before it asks and ``EscalationDecided`` once answered, on the session's
+    bus, whoever the human is (so the server's feed gets each exactly once).
+    An escalation nobody answers within ``choice_timeout_s`` is left open: the
+    record says nobody decided.
     """
 
     def __init__(self, *, choice_timeout_s: float = 1800.0) -> None:
@@ -98,7 +98,11 @@ class WebHuman:
         self._session_id = ""
 
     def bind(self, publish: Callable[[Event], None], session_id: str) -> None:
-        """The session this human answers for, and where its announcements go."""
+        """The session this human answers for.
+
+        ``publish`` (the session's feed) is kept for callers that announce on the human's behalf; the
+        escalation step announces escalations on the session's bus, so the human publishes nothing.
+        """
         self._publish, self._session_id = publish, session_id
 
     # -- what the engine asks ---------------------------------------------------------------
@@ -123,7 +127,10 @@ class WebHuman:
     async def choose(
         self, title: str, summary: str, options: Sequence[tuple[str, str]]
     ) -> tuple[str, str | None] | None:
-        """An escalated design debate: announce it, then wait for ``POST .../escalation`` (or the timeout)."""
+        """An escalated design debate (already announced by the escalation step): wait for ``POST .../escalation``.
+
+        None when nobody chose within ``choice_timeout_s``; the step announces that answer too.
+        """
         question = EscalationQuestion(
             reason=title.removeprefix(ESCALATION_TITLE),
             summary=summary,
@@ -133,16 +140,6 @@ class WebHuman:
         pending = self._new_pending()
         with self._lock:
             self._escalation = (question, pending)
-        self._emit(
-            Escalated(
-                self._session_id,
-                question.reason,
-                summary,
-                options=[{"label": label, "text": text} for label, text in question.options],
-                positions=question.positions,
-                awaiting=True,
-            )
-        )
         try:
             picked: tuple[str, str | None] = await asyncio.wait_for(pending.future, self.choice_timeout_s)
         except TimeoutError:
@@ -151,13 +148,10 @@ class WebHuman:
                 self._session_id,
                 self.choice_timeout_s,
             )
-            self._emit(EscalationDecided(self._session_id, None, decided_by="nobody"))
             return None
         finally:
             with self._lock:
                 self._escalation = None
-        label, guidance = picked
-        self._emit(EscalationDecided(self._session_id, label, question.option(label)[1], guidance))
         return picked
 
     # -- what a REST call answers ---------------------------------------------------------
@@ -205,10 +199,6 @@ class WebHuman:
     def _new_pending() -> _Pending:
         loop = asyncio.get_running_loop()
         return _Pending(loop, loop.create_future())
-
-    def _emit(self, event: Escalated | EscalationDecided) -> None:
-        if self._publish is not None:
-            self._publish(event)
 
 
 def _positions(summary: str) -> dict[str, str]:

@@ -9,6 +9,13 @@ directs. The person's choice is journaled (``r0/escalation/human/choice``,
 its metadata holding the whole ``Escalation``), so a resumed or replayed
 debate asks nobody twice, and a server can show it (``escalation_from_turns``).
 Without a person nobody decides, and the record says so.
+
+The step itself announces the escalation on the session's bus, whoever runs
+the debate (the terminal, the Python API or the server): ``Escalated`` with
+the options and the positions when it asks, then ``EscalationDecided`` with
+the answer (``decided_by`` ``nobody`` when nobody chose). Both are emitted
+once per question actually asked: a resume that replays the journaled choice
+announces nothing again.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from debatecode.protocol.design.records import Escalation, EscalationOption
 from debatecode.protocol.design.run import DesignRun
 from debatecode.protocol.design.stances import active_final, stance_of
 from debatecode.protocol.design.steps import DesignStep, last_decision
+from debatecode.protocol.events import Escalated, EscalationDecided
 from debatecode.protocol.state import TurnRecord
 
 __all__ = [
@@ -117,14 +125,22 @@ class EscalationStep(DesignStep):
         async def ask() -> TurnRecord:
             choice, guidance = None, None
             chooser = getattr(run.human, "choose", None)
-            if chooser is not None:
-                picked = await chooser(
-                    f"Escalation: {decision.reason}",
-                    "\n".join(f"- {name}: {stance}" for name, stance in escalation.positions.items()),
-                    [(o.label, o.text) for o in options],
+            summary = "\n".join(f"- {name}: {stance}" for name, stance in escalation.positions.items())
+            run.announce(
+                Escalated(
+                    run.session_id,
+                    decision.reason,
+                    summary,
+                    options=[{"label": o.label, "text": o.text} for o in options],
+                    positions=dict(escalation.positions),
+                    awaiting=chooser is not None,
                 )
+            )
+            if chooser is not None:
+                picked = await chooser(f"Escalation: {decision.reason}", summary, [(o.label, o.text) for o in options])
                 if picked is not None:
                     choice, guidance = picked
+            _announce_decision(run, options, choice, guidance)
             return run.tool_turn(
                 round_no=0,
                 phase=self.name,
@@ -139,3 +155,14 @@ class EscalationStep(DesignStep):
         run.state.escalation = _decided(Escalation.model_validate(turn.metadata["escalation"]), turn)
         choice = run.state.escalation.choice
         return f"chose {choice}" if choice else "no decision: recorded in the decision record"
+
+
+def _announce_decision(
+    run: DesignRun, options: Sequence[EscalationOption], choice: str | None, guidance: str | None
+) -> None:
+    """``EscalationDecided``: the option chosen with its text and guidance, or that nobody chose."""
+    if choice is None:
+        run.announce(EscalationDecided(run.session_id, None, decided_by="nobody"))
+        return
+    text = next((o.text for o in options if o.label == choice), "")
+    run.announce(EscalationDecided(run.session_id, choice, text, guidance))

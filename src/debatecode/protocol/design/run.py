@@ -27,6 +27,7 @@ from debatecode.protocol.design.records import (
 )
 from debatecode.protocol.design.replies import parse_speech
 from debatecode.protocol.design.settings import DesignSettings
+from debatecode.protocol.events import Event
 from debatecode.protocol.state import TurnRecord
 from debatecode.protocol.transcript import ContextWindow
 from debatecode.protocol.turns import SessionRun
@@ -112,6 +113,10 @@ class DesignRun(SessionRun):
     @property
     def moderator(self) -> Agent:
         return self.agent(MODERATOR)
+
+    def announce(self, event: Event) -> None:
+        """Emit ``event`` on the session's bus (an escalation and its answer: they are events, not turns)."""
+        self.bus.emit(event)
 
     def window(self, round_no: int) -> str:
         """What a debater sees of earlier rounds: verbatim recent rounds, older ones summarised (seed 000's rules)."""
