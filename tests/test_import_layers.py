@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
     "_lazy": 0,
     "safe_paths": 0,
     "input_files": 0,
+    "_concurrency": 0,
 }
 
 _MODULE_PATH = re.compile(r"debatecode(\.[A-Za-z_][A-Za-z0-9_]*)+")  # a submodule: a bare "debatecode" may be a label

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from debatecode._concurrency import cancel_and_wait, gather_all
 from debatecode.config import DebateConfig
 from debatecode.errors import ConfigError
 
@@ -151,14 +152,7 @@ async def run_bounded(items: Sequence[T], jobs: int, work: Callable[[T], Awaitab
         for item in queue:
             await work(item)
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(min(jobs, len(items)))]
-    try:
-        await asyncio.gather(*workers)
-    except BaseException:
-        for task in workers:
-            task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        raise
+    await gather_all(*(worker() for _ in range(min(jobs, len(items)))))
 
 
 async def run_queue(items: Iterable[T], jobs: int, work: Callable[[T], Awaitable[Sequence[T]]]) -> None:
@@ -187,9 +181,7 @@ async def run_queue(items: Iterable[T], jobs: int, work: Callable[[T], Awaitable
                 del running[finished]
                 queue.extendleft(reversed(finished.result()))
     except BaseException:
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        await cancel_and_wait(running)
         raise
 
 

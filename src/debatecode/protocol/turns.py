@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from debatecode._concurrency import gather_all
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
 from debatecode.config import DebateConfig
@@ -374,35 +375,3 @@ def _nudge(message: Any, style: str, nudge: str = _RUBBER_STAMP_NUDGE) -> Any:
 
 async def _done(turn: TurnRecord) -> TurnRecord:
     return turn
-
-
-async def gather_all(*aws: Awaitable[T]) -> list[T]:
-    """Run ``aws`` concurrently; on the first failure cancel the rest and raise that failure.
-
-    Unlike ``asyncio.gather``, no sibling keeps running (and writing) after
-    the session has already been marked failed.
-    """
-    tasks: list[asyncio.Task[T]] = []
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(_as_coroutine(aw)) for aw in aws]
-    except BaseExceptionGroup as failures:
-        errors = _flatten(failures)
-        for extra in errors[1:]:
-            logger.debug("further failure in the same step: %r", extra)
-        raise errors[0] from None
-    return [task.result() for task in tasks]
-
-
-async def _as_coroutine(aw: Awaitable[T]) -> T:
-    return await aw
-
-
-def _flatten(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    found: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            found.extend(_flatten(exc))
-        elif not isinstance(exc, asyncio.CancelledError):
-            found.append(exc)
-    return found or list(group.exceptions)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from debatecode._concurrency import gather_all
 from debatecode.sandbox.settings import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:
@@ -139,14 +140,7 @@ class Sandbox(abc.ABC):
             async with semaphore:
                 return await self.run(job)
 
-        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
-        try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        return await gather_all(*(one(job) for job in jobs))
 
     def check(self) -> None:  # noqa: B027 - optional hook: most backends are always ready
         """Verify that the backend can run jobs now.
