@@ -40,13 +40,10 @@ import typing
 if typing.TYPE_CHECKING:  # when composed, these come from runner.py's source above
     from debatecode.sandbox._guest.runner import (
         MARKER,
-        RefusedPath,
-        collect_files,
         harden_self,
         process_table,
         reap_zombies,
-        run_child,
-        write_files,
+        run_job,
     )
 
 READY_MARKER = "@@DEBATECODE_READY@@"
@@ -191,19 +188,6 @@ def reset() -> str:
     if remaining:
         return f"SysV IPC objects survived: {remaining}"
     return ""
-
-
-def run_job(payload: dict[str, typing.Any], root: str) -> dict[str, typing.Any]:
-    """The runner's result for one payload, run in ``root``."""
-    try:
-        write_files(root, payload.get("files") or {})
-    except RefusedPath as exc:
-        return {"status": "error", "exit_code": None, "stderr": f"debatecode runner: {exc}\n"}
-    except OSError as exc:
-        return {"status": "error", "exit_code": None, "stderr": f"debatecode runner: cannot write files: {exc}\n"}
-    result = run_child(payload, root)
-    result["files"] = collect_files(root, payload.get("collect") or [], int(payload["output_bytes"]))
-    return result
 
 
 def serve() -> None:

@@ -358,15 +358,11 @@ def run_child(payload: dict[str, Any], root: str) -> dict[str, Any]:
     }
 
 
-def main() -> dict[str, Any]:
-    root = os.getcwd()
-    try:
-        payload = read_payload()
-    except (ValueError, OSError) as exc:
-        return {"internal_error": f"unreadable payload: {exc}"}
-    if payload.get("drop_uid") is not None:
-        drop_privileges(int(payload["drop_uid"]))
-    harden_self()
+def run_job(payload: dict[str, Any], root: str) -> dict[str, Any]:
+    """The result of one payload, run in ``root``: its files written, the child run, ``collect`` read back.
+
+    The one-shot runner (``main``) and the warm-container server (``pool_server.py``) both run jobs here.
+    """
     try:
         write_files(root, payload.get("files") or {})
     except RefusedPath as exc:
@@ -376,6 +372,18 @@ def main() -> dict[str, Any]:
     result = run_child(payload, root)
     result["files"] = collect_files(root, payload.get("collect") or [], int(payload["output_bytes"]))
     return result
+
+
+def main() -> dict[str, Any]:
+    root = os.getcwd()
+    try:
+        payload = read_payload()
+    except (ValueError, OSError) as exc:
+        return {"internal_error": f"unreadable payload: {exc}"}
+    if payload.get("drop_uid") is not None:
+        drop_privileges(int(payload["drop_uid"]))
+    harden_self()
+    return run_job(payload, root)
 
 
 if __name__ == "__main__" and sys.argv[1:2] != ["serve"]:
