@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from debatecode.protocol.design.tally import question_options, recommended_option
+from debatecode.protocol.design.words import split_words, strip_suffix
 
 __all__ = ["SAME_POSITION", "Alternative", "group_stances", "recommendation_words"]
 
@@ -71,13 +72,6 @@ class Alternative:
     """The option of the question it recommends, when the question names options and the stance picks one."""
 
 
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
-
-
 def _first_sentence(stance: str) -> str:
     return re.split(r"(?<=[.!?])\s+", stance.strip(), maxsplit=1)[0]
 
@@ -85,8 +79,9 @@ def _first_sentence(stance: str) -> str:
 def recommendation_words(stance: str) -> frozenset[str]:
     """The stemmed content words of what ``stance`` recommends (its first sentence, rejected parts removed)."""
     kept = _REJECTING.sub(" ", _first_sentence(stance).replace("\u2019", "'"))
-    words = re.findall(r"[^\W_]+", kept.lower().replace("'", ""))
-    return frozenset(_stem(w) for w in words if w not in _STOP and not w.isdigit() and len(w) > 1)
+    return frozenset(
+        strip_suffix(w, _SUFFIXES) for w in split_words(kept) if w not in _STOP and not w.isdigit() and len(w) > 1
+    )
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

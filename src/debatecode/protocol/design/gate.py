@@ -34,6 +34,7 @@ from typing import Literal
 
 from debatecode.protocol.design.records import GateFlag, PollResult, Position, RoundRecord
 from debatecode.protocol.design.relevance import DebateRelevance, SpeechRelevance, strip_format
+from debatecode.protocol.design.words import split_words, strip_suffix
 from debatecode.protocol.satisfaction import SatisfactionTracker
 from debatecode.voting import Ballot, get_method
 
@@ -147,17 +148,9 @@ class GateDecision:
 # -- text statistics ---------------------------------------------------------------------------------------------
 
 
-def _words(text: str) -> list[str]:
-    """Lower-cased words, punctuation stripped; apostrophes vanish so "we're" is one word."""
-    return re.findall(r"[^\W_]+", text.lower().replace("'", "").replace("\u2019", ""))
-
-
 def _stem(word: str) -> str:
     """A crude stem: one common suffix off, then a final "e" ("caching", "caches", "cache" → "cach")."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
-            word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-            break
+    word = strip_suffix(word, _SUFFIXES)
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]
     return word
@@ -183,12 +176,12 @@ def overlap(current: str, previous: str) -> float:
     0.0. Not symmetric: a short text fully quoted inside a long one has
     overlap 1.0 with it, the long one a small overlap with the short one.
     """
-    words = _words(current)
+    words = split_words(current)
     if not words:
         return 0.0
     size = 3 if len(words) >= 3 else 1
     mine = _shingles(words, size)
-    return len(mine & _shingles(_words(previous), size)) / len(mine)
+    return len(mine & _shingles(split_words(previous), size)) / len(mine)
 
 
 def _speeches(round_: RoundRecord) -> list[Position]:
@@ -242,7 +235,7 @@ def _stance(speeches: Sequence[Position]) -> str:
 
 
 def _stances_differ(first: str, second: str) -> bool:
-    a, b = _content(_words(first)), _content(_words(second))
+    a, b = _content(split_words(first)), _content(split_words(second))
     if not a or not b:
         return False
     return len(a & b) / len(a | b) < _SAME_STANCE
@@ -375,16 +368,16 @@ def _off_topic_flags(
     """
     names = relevance.names if relevance is not None else ()
     judge = relevance.judge if relevance is not None else SpeechRelevance()
-    framing_words = _content(_words(framing))
+    framing_words = _content(split_words(framing))
     said: dict[str, list[str]] = {}
     for round_ in rounds:
         for speech in _speeches(round_):
             said.setdefault(speech.perspective, []).append(strip_format(speech.text, names))
-    vocabularies = {key: _content(_words(" ".join(texts))) for key, texts in said.items()}
+    vocabularies = {key: _content(split_words(" ".join(texts))) for key, texts in said.items()}
     flags = []
     for speech in _speeches(rounds[-1]):
         text = strip_format(speech.text, names)
-        vocabulary = _content(_words(text))
+        vocabulary = _content(split_words(text))
         if len(vocabulary) < _MIN_CONTENT_WORDS:
             continue
         others = [text for key, texts in said.items() if key != speech.perspective for text in texts]
@@ -477,7 +470,7 @@ def _scope_creep_flags(round_: RoundRecord, framing: set[str]) -> list[GateFlag]
     flags = []
     for speech in _speeches(round_):
         for sentence in re.split(r"[.!?;\n]+", speech.text):
-            words = _words(sentence)
+            words = split_words(sentence)
             ends = [_find(words, trigger) for trigger in _CREEP_TRIGGERS]
             hits = [end for end in ends if end >= 0]
             if not hits:
@@ -537,7 +530,7 @@ def review_round(
                 flags.append(circular)
     flags += _progress_flags(current.round, _tracker(rounds, thresholds, tracker), thresholds)
     flags += _poll_flag(current)
-    framing = _content(_words(f"{question}\n{context}"))
+    framing = _content(split_words(f"{question}\n{context}"))
     off_topic = _off_topic_flags(rounds, f"{question}\n{context}", thresholds, relevance)
     flags += off_topic
     flags += _muted_flags(rounds, off_topic, thresholds)

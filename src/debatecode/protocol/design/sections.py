@@ -29,6 +29,7 @@ from debatecode.protocol.design.records import (
     RejectedAlternative,
     RiskEntry,
 )
+from debatecode.protocol.design.words import ascii_words
 
 __all__ = [
     "bullets",
@@ -372,13 +373,9 @@ def parse_alternatives(section: str) -> list[RejectedAlternative]:
     return found
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
 def similar(a: str, b: str) -> bool:
     """Near-duplicates: the same words, or distinct words shared at 80% or more (Jaccard)."""
-    left, right = _words(a), _words(b)
+    left, right = ascii_words(a), ascii_words(b)
     if left == right:
         return True
     sa, sb = set(left), set(right)
@@ -507,7 +504,7 @@ def merge_patches(lists: Sequence[Sequence[PatchItem]]) -> list[PatchItem]:
     merged: dict[str, PatchItem] = {}
     for items in lists:
         for item in items:
-            key = " ".join(_words(item.issue))
+            key = " ".join(ascii_words(item.issue))
             kept = merged.get(key)
             if kept is None:
                 merged[key] = item.model_copy(update={"raised_by": list(dict.fromkeys(item.raised_by))})

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from debatecode.protocol.design.records import Position
 from debatecode.protocol.design.replies import parse_speech
 from debatecode.protocol.design.run import DesignRun
+from debatecode.protocol.design.words import ascii_words
 
 __all__ = ["active_final", "restates", "stance_of"]
 
@@ -22,8 +21,8 @@ def stance_of(run: DesignRun, speech: Position) -> str:
 
 def restates(text: str, question: str) -> bool:
     """Mostly the question's own words, and most of them (a short stance picking one option does not count)."""
-    words = {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
-    asked = {w for w in re.findall(r"[a-z0-9]+", question.lower()) if len(w) > 2}
+    words = {w for w in ascii_words(text) if len(w) > 2}
+    asked = {w for w in ascii_words(question) if len(w) > 2}
     return bool(words and asked) and len(words & asked) / len(words | asked) >= 0.6
 
 
