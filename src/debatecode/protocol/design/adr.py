@@ -212,6 +212,12 @@ def _escalation(esc: Escalation) -> list[str]:
     lines += ["", f"**Choice:** {choice}"]
     if esc.guidance:
         lines += ["", f"**Guidance:** {markdown_inline(esc.guidance)}"]
+    if esc.continued_in_round is not None:
+        lines += [
+            "",
+            f"**Continued:** the debate ran round {esc.continued_in_round} with this guidance in every debater's "
+            "prompt, then the gate reviewer decided again.",
+        ]
     return lines
 
 
@@ -221,6 +227,9 @@ def _tail(record: DecisionRecord) -> list[str]:
     lines += _section("Open questions", _list(record.open_questions))
     lines += _section("Round-by-round summary", _round_summaries(record.round_summaries))
     lines += _section("Participation", _list(record.participation) or ["Every perspective took part throughout."])
+    for earlier in record.continued:
+        after = (earlier.continued_in_round or 1) - 1
+        lines += _section(f"Escalation after round {after}, continued with guidance", _escalation(earlier))
     if record.escalation is not None:
         lines += _section("Escalation", _escalation(record.escalation))
     if record.moderator_draft.strip():
@@ -241,7 +250,8 @@ def _tail(record: DecisionRecord) -> list[str]:
 def render_adr(record: DecisionRecord) -> str:
     """The ADR of a deliberative debate, every section present (``_None recorded._`` when empty).
 
-    Escalation, the moderator's draft (when a person decided) and Corrections appear only when the record has them.
+    Escalation, the moderator's draft (when a person decided) and Corrections appear only when the record has them;
+    so does one "Escalation after round N, continued with guidance" section per escalation a person continued.
     """
     lines = _head(record)
     lines += _section("Perspectives", _perspectives(record.perspectives))

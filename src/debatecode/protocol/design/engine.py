@@ -28,6 +28,7 @@ from debatecode.protocol.allowance import TokenAllowance
 from debatecode.protocol.deps import SessionDeps
 from debatecode.protocol.design.adr import write_adr
 from debatecode.protocol.design.clarify import with_clarification
+from debatecode.protocol.design.escalation import EscalationStep
 from debatecode.protocol.design.files import DebateFiles
 from debatecode.protocol.design.question import DesignQuestion
 from debatecode.protocol.design.records import DecisionRecord
@@ -42,9 +43,9 @@ from debatecode.protocol.design.steps import (
     design_round_check,
     moderator_agent,
 )
-from debatecode.protocol.design.synthesis import EscalationStep, SynthesisReviewStep, SynthesisStep
+from debatecode.protocol.design.synthesis import SynthesisReviewStep, SynthesisStep
 from debatecode.protocol.driver import ProtocolPlan, SessionDriver, Step, StepTimedOut
-from debatecode.protocol.events import EventBus, SessionStarted
+from debatecode.protocol.events import EventBus, RoundCompleted, SessionStarted
 from debatecode.protocol.human import HumanInterface
 from debatecode.protocol.journal import Journal
 from debatecode.protocol.state import SessionRecord, SessionStatus
@@ -102,7 +103,7 @@ class DesignEngine(SessionDriver[DesignRun]):
         return ProtocolPlan(
             before=[AnalysisStep(), PositionsStep()],
             loop=[ArgumentsStep(), RebuttalsStep(), ModerationStep()],
-            after=[EscalationStep(), SynthesisStep(), SynthesisReviewStep()],
+            after=[SynthesisStep(), SynthesisReviewStep()],
             check=design_round_check,
             rounds=self.design.max_rounds,
         )
@@ -231,6 +232,25 @@ class DesignEngine(SessionDriver[DesignRun]):
                 f"{step.name} ran past {what}; the turns so far are saved, "
                 f"`debatecode debate --resume {run.session_id}` continues"
             ) from None
+
+    async def _after_loop(self, run: DesignRun) -> None:
+        """Escalate an unsettled debate; each time the person continues with guidance, run that round and ask again.
+
+        The escalation step decides whether a guided round is due (``state.guided_round``, at most
+        ``MAX_GUIDED_ROUNDS``); the round runs through the same phases, time limits and events as any other.
+        """
+        escalation = EscalationStep()
+        await self._phase(run, escalation, 0)
+        while (round_no := run.state.guided_round) is not None:
+            run.state.guided_round = None
+            for step in self.plan().loop:
+                await self._phase(run, step, round_no)
+            run.state.rounds_done = round_no
+            stop = await design_round_check(run, round_no, [])
+            scores, leader = self._round_scores(run, round_no)
+            self.bus.emit(RoundCompleted(run.session_id, round_no, scores, leader, stop))
+            run.state.stop_reason = stop or f"round {round_no}, run on the person's guidance, ended"
+            await self._phase(run, escalation, 0)
 
     async def _checkpoint(self, run: DesignRun, round_no: int) -> str:
         """The shared checkpoint; guidance given there is also kept in the round's record and its ``round-N.md``."""

@@ -3,10 +3,17 @@
 The options are the *opposing positions*, not the most satisfied debaters:
 the final stances are grouped by what they recommend
 (``alternatives.group_stances``), and every group gets one option, A, B, ...,
-most held first. The last option is always "continue with guidance": none of
-the positions as it stands, the moderator combines them as the person
-directs. The person's choice is journaled (``r0/escalation/human/choice``,
-its metadata holding the whole ``Escalation``), so a resumed or replayed
+most held first. The last option is "continue with guidance": none of the
+positions as it stands; the debate runs one more response round with the
+person's guidance in every debater's prompt, then the gate reviewer decides
+again (synthesis, or another escalation). A debate may continue so at most
+``MAX_GUIDED_ROUNDS`` times, one round per escalation; an escalation past
+that offers "combine with guidance" instead: no more rounds, the moderator
+combines the positions as the person directs.
+
+The person's choice is journaled (``r0/escalation/human/choice`` for the
+first escalation, ``r<N>/escalation/human/choice`` for one after guided round
+N, its metadata holding the whole ``Escalation``), so a resumed or replayed
 debate asks nobody twice, and a server can show it (``escalation_from_turns``).
 Without a person nobody decides, and the record says so.
 
@@ -20,6 +27,7 @@ announces nothing again.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from string import ascii_uppercase
 
@@ -29,11 +37,14 @@ from debatecode.protocol.design.run import DesignRun
 from debatecode.protocol.design.stances import active_final, stance_of
 from debatecode.protocol.design.steps import DesignStep, last_decision
 from debatecode.protocol.events import Escalated, EscalationDecided
+from debatecode.protocol.journal import turn_key
 from debatecode.protocol.state import TurnRecord
 
 __all__ = [
+    "COMBINE_OPTION",
     "ESCALATION_KEY",
     "GUIDANCE_OPTION",
+    "MAX_GUIDED_ROUNDS",
     "EscalationStep",
     "chosen_option",
     "escalation_from_turns",
@@ -41,18 +52,36 @@ __all__ = [
 ]
 
 ESCALATION_KEY = "r0/escalation/human/choice"
-"""The journal key of the person's choice (or of the record that nobody chose)."""
+"""The journal key of the person's choice at the first escalation (or of the record that nobody chose)."""
+
+MAX_GUIDED_ROUNDS = 2
+"""Rounds a debate may run on a person's guidance at its escalations, one per escalation.
+
+So a debate runs at most ``design.max_rounds + MAX_GUIDED_ROUNDS`` response rounds, and cannot loop forever."""
 
 GUIDANCE_OPTION = (
-    "Continue with guidance: none of these as it stands; the moderator combines the positions as you direct "
-    "and records every dissent"
+    "Continue with guidance: none of these as it stands; the debate runs one more round with your guidance "
+    "in every debater's prompt, then decides again"
 )
 
+COMBINE_OPTION = (
+    "Combine with guidance: none of these as it stands; no more rounds are allowed, so the moderator combines "
+    "the positions as you direct and records every dissent"
+)
 
-def escalation_options(alternatives: Sequence[Alternative], names: dict[str, str]) -> list[EscalationOption]:
+NO_GUIDANCE = (
+    "None of the positions was chosen as it stands: look for one the others can accept, and say what it costs."
+)
+"""What the debaters are told when the person continued the debate without writing any guidance."""
+
+
+def escalation_options(
+    alternatives: Sequence[Alternative], names: dict[str, str], *, can_continue: bool = True
+) -> list[EscalationOption]:
     """One option per alternative (A, B, ... in the given order), then the "continue with guidance" option.
 
-    ``names`` maps the holders' keys to display names (unknown keys are shown as they are).
+    ``names`` maps the holders' keys to display names (unknown keys are shown as they are). Without
+    ``can_continue`` (no guided round left) the last option is "combine with guidance" instead.
     """
     options = []
     for letter, alternative in zip(ascii_uppercase, alternatives, strict=False):
@@ -67,7 +96,9 @@ def escalation_options(alternatives: Sequence[Alternative], names: dict[str, str
             )
         )
     label = ascii_uppercase[min(len(options), len(ascii_uppercase) - 1)]
-    options.append(EscalationOption(label=label, text=GUIDANCE_OPTION, kind="guidance"))
+    options.append(
+        EscalationOption(label=label, text=GUIDANCE_OPTION if can_continue else COMBINE_OPTION, kind="guidance")
+    )
     return options
 
 
@@ -79,14 +110,19 @@ def chosen_option(escalation: Escalation | None) -> EscalationOption | None:
 
 
 def escalation_from_turns(turns: Iterable[TurnRecord]) -> Escalation | None:
-    """The escalation of a stored design debate, with the choice made (None when it never escalated).
+    """The latest escalation of a stored design debate, with the choice made (None when it never escalated).
 
-    Reads the journaled choice turn only, so it works on a finished, a paused or a replayed debate alike.
+    Reads the journaled choice turns only, so it works on a finished, a paused or a replayed debate alike.
     """
-    turn = next((t for t in turns if t.key == ESCALATION_KEY), None)
-    if turn is None or "escalation" not in turn.metadata:
+    asked = [t for t in turns if _is_choice(t) and "escalation" in t.metadata]
+    if not asked:
         return None
+    turn = max(asked, key=lambda t: t.seq)
     return _decided(Escalation.model_validate(turn.metadata["escalation"]), turn)
+
+
+def _is_choice(turn: TurnRecord) -> bool:
+    return turn.key == ESCALATION_KEY or (turn.key.startswith("r") and turn.key.endswith("/escalation/human/choice"))
 
 
 def _decided(escalation: Escalation, turn: TurnRecord) -> Escalation:
@@ -101,7 +137,12 @@ def _decided(escalation: Escalation, turn: TurnRecord) -> Escalation:
 
 
 class EscalationStep(DesignStep):
-    """Put an unsettled debate to the human: the positions and one option per alternative (journaled)."""
+    """Put an unsettled debate to the human: the positions and one option per alternative (journaled).
+
+    Choosing "continue with guidance" while guided rounds are left sets up the next round
+    (``state.guided_round``, the guidance appended to every later prompt); the engine runs it
+    and calls this step again.
+    """
 
     name = "escalation"
 
@@ -113,7 +154,8 @@ class EscalationStep(DesignStep):
         final = active_final(run)
         stances = {key: stance_of(run, speech) for key, speech in final.items()}
         alternatives = group_stances(stances, question=run.state.question.text, scores=run.state.scores())
-        options = escalation_options(alternatives, names)
+        can_continue = len(run.state.continued) < MAX_GUIDED_ROUNDS
+        options = escalation_options(alternatives, names, can_continue=can_continue)
         escalation = Escalation(
             reason=decision.reason,
             positions={
@@ -121,6 +163,8 @@ class EscalationStep(DesignStep):
             },
             options=options,
         )
+        # The first escalation keeps its r0 key; one after a guided round is keyed by that round.
+        asked_after = run.state.rounds_done if run.state.continued else 0
 
         async def ask() -> TurnRecord:
             choice, guidance = None, None
@@ -142,7 +186,7 @@ class EscalationStep(DesignStep):
                     choice, guidance = picked
             _announce_decision(run, options, choice, guidance)
             return run.tool_turn(
-                round_no=0,
+                round_no=asked_after,
                 phase=self.name,
                 agent_id="human",
                 role="human",
@@ -151,10 +195,36 @@ class EscalationStep(DesignStep):
                 metadata={"choice": choice, "guidance": guidance, "escalation": escalation.model_dump(mode="json")},
             )
 
-        turn = await run.record(await run.journal.replay_or_do(ESCALATION_KEY, ask))
-        run.state.escalation = _decided(Escalation.model_validate(turn.metadata["escalation"]), turn)
-        choice = run.state.escalation.choice
-        return f"chose {choice}" if choice else "no decision: recorded in the decision record"
+        key = turn_key(asked_after, self.name, "human", "choice")
+        turn = await run.record(await run.journal.replay_or_do(key, ask))
+        decided = _decided(Escalation.model_validate(turn.metadata["escalation"]), turn)
+        option = chosen_option(decided)
+        if option is not None and option.kind == "guidance" and option.text == GUIDANCE_OPTION:
+            guided = await _continue_with_guidance(run, decided)
+            return f"chose {decided.choice}: the debate continues in round {guided} with the person's guidance"
+        run.state.escalation = decided
+        return f"chose {decided.choice}" if decided.choice else "no decision: recorded in the decision record"
+
+
+async def _continue_with_guidance(run: DesignRun, escalation: Escalation) -> int:
+    """Set up the round the person asked for: its number, and the guidance in every prompt from now on.
+
+    The guidance is also kept in the record of the round that escalated (and its ``round-N.md``), as
+    guidance given at a checkpoint after a round is; the escalation is kept in ``state.continued``.
+    """
+    guidance = escalation.guidance or NO_GUIDANCE
+    escalated = run.state.rounds_done
+    guided = escalated + 1
+    run.state.guidance.append(guidance)
+    run.state.continued.append(escalation.model_copy(update={"continued_in_round": guided}))
+    run.state.escalation = None
+    run.state.guided_round = guided
+    if 0 < escalated <= len(run.state.rounds):
+        record = run.state.rounds[escalated - 1]
+        record.guidance = f"{record.guidance} / {guidance}" if record.guidance else guidance
+        if run.files is not None:
+            await asyncio.to_thread(run.files.write_round, record, run.state.names())
+    return guided
 
 
 def _announce_decision(

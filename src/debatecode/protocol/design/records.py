@@ -161,6 +161,8 @@ class Escalation(_Record):
     """The chosen option's label, or None when nobody answered (a non-interactive run)."""
     guidance: str | None = None
     decided_by: Literal["human", "nobody"] = "nobody"
+    continued_in_round: int | None = None
+    """The person chose to continue with guidance: the debate ran this round with it, then decided again."""
 
 
 class PerspectiveSummary(_Record):
@@ -252,6 +254,8 @@ class DecisionRecord(_Record):
     patches: list[PatchItem] = Field(default_factory=list)
     """Patchlist mode: the items against the context."""
     escalation: Escalation | None = None
+    continued: list[Escalation] = Field(default_factory=list)
+    """Earlier escalations at which a person chose to continue with guidance (each ran one more round)."""
     rounds: int = 0
     stop_reason: str = ""
     scores: dict[str, int] = Field(default_factory=dict)

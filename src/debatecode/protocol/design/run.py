@@ -58,6 +58,11 @@ class DesignState:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     """The gate reviewer's decision after each round (action, reason)."""
     escalation: Escalation | None = None
+    """The escalation that stands: the last one, unless a person chose to continue the debate after it."""
+    continued: list[Escalation] = field(default_factory=list)
+    """Escalations at which a person chose to continue with guidance, each with the round it ran."""
+    guided_round: int | None = None
+    """The round a person's guidance at an escalation asked for, not run yet (``engine._after_loop`` runs it)."""
     record: DecisionRecord | None = None
     adr_path: str | None = None
     stop_reason: str = ""

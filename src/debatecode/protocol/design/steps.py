@@ -434,9 +434,12 @@ def round_cap(run: DesignRun, round_no: int) -> int:
 
     The moderator plans rounds by the question's complexity. A debate still gaining (mean satisfaction up
     by ``min_progress`` or more since the previous round) at its planned end gets one more round, up to
-    ``max_rounds``: the planned end escalates only a debate that has stopped moving.
+    ``max_rounds``: the planned end escalates only a debate that has stopped moving. A round run on a
+    person's guidance at an escalation is its own last round: after it the debate synthesizes or escalates again.
     """
     design = run.design
+    if any(e.continued_in_round == round_no for e in run.state.continued):
+        return round_no  # the one round a person's guidance at an escalation bought: the gate decides after it
     planned = run.state.analysis.rounds if run.state.analysis else design.max_rounds
     if round_no < planned or round_no >= design.max_rounds or round_no < 2:
         return planned if round_no < planned else min(max(planned, round_no), design.max_rounds)

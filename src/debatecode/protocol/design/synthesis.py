@@ -158,6 +158,7 @@ class SynthesisStep(DesignStep):
             open_questions=open_questions,
             patches=_patches(run, final) if run.state.mode == "patchlist" else [],
             escalation=escalation,
+            continued=list(run.state.continued),
             rounds=run.state.rounds_done,
             stop_reason=run.state.stop_reason,
             scores={names.get(k, k): v for k, v in scores.items()},
