@@ -71,7 +71,7 @@ status)
   C=$(commit)
   DIR=$RUNS/v2-$C/$OUT
   for s in single vote reflexion debate; do
-    printf '%-10s %s rows\n' "$s" "$(grep -c "\"strategy\": \"$s\"" "$DIR/results.jsonl" 2>/dev/null || echo 0)"
+    printf '%-10s %s rows\n' "$s" "$(grep -c "\"strategy\": \"$s\"" "$DIR/results.jsonl" 2>/dev/null || true)"
   done
   printf 'vote samples: %s\n' "$(wc -l <"$DIR/vote-samples.jsonl" 2>/dev/null || echo 0)"
   awk '$1=="start"{s=$2} $1=="stop"&&s{t+=$2-s; s=0} END{if(s) t+=systime()-s; printf "computed: %.2f h\n", t/3600}' "$RUNS/v2-wall.log" 2>/dev/null || true
