@@ -37,7 +37,7 @@ from tests.support.fake_provider import (
 from debatecode.config import LLMSettings
 from debatecode.errors import ModelAuthError, ModelError, ModelRequestError, ModelUnreachable
 from debatecode.llm import LLMClient, Message, TokenBudget
-from debatecode.llm import client as llm_client
+from debatecode.llm import retry as llm_retry
 
 MODEL = "openai/fake-model"
 PROMPT: list[Message] = [{"role": "user", "content": "hi"}]
@@ -145,7 +145,7 @@ async def test_retry_after_as_an_http_date_is_honoured(fake: FakeProvider) -> No
 async def test_a_retry_after_beyond_the_cap_waits_only_the_cap(
     fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(llm_client, "MAX_RETRY_AFTER_S", 0.3)
+    monkeypatch.setattr(llm_retry, "MAX_RETRY_AFTER_S", 0.3)
     fake.enqueue(status(429, retry_after=3600), answer())
     await LLMClient(settings_for(fake)).complete(MODEL, PROMPT)
     assert 0.3 <= gaps(fake)[0] < 3.0
@@ -155,10 +155,10 @@ async def test_backoff_doubles_with_jitter_on_top(fake: FakeProvider, caplog: py
     base = 0.02
     fake.enqueue(*[status(500)] * 4, answer(), *[status(500)] * 4, answer())
     client = LLMClient(settings_for(fake, max_retries=4, retry_base_delay_s=base))
-    with caplog.at_level(logging.WARNING, logger="debatecode.llm.client"):
+    with caplog.at_level(logging.WARNING, logger="debatecode.llm.retry"):
         await client.complete(MODEL, PROMPT)
         await client.complete(MODEL, PROMPT)
-    delays: list[float] = [r.args[-1] for r in caplog.records if r.name == "debatecode.llm.client"]  # type: ignore[index,misc]
+    delays: list[float] = [r.args[-1] for r in caplog.records if r.name == "debatecode.llm.retry"]  # type: ignore[index,misc]
     nominal = [base * 2**n for n in range(4)] * 2
     assert len(delays) == 8
     for delay, expected in zip(delays, nominal, strict=True):

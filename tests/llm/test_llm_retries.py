@@ -41,7 +41,7 @@ async def test_transient_errors_are_retried_until_success(
     error: BaseException, fast_settings: LLMSettings, caplog: pytest.LogCaptureFixture
 ) -> None:
     transport = FakeTransport([error, error])
-    with caplog.at_level(logging.WARNING, logger="debatecode.llm.client"):
+    with caplog.at_level(logging.WARNING, logger="debatecode.llm.retry"):
         reply = await LLMClient(fast_settings, transport=transport).complete(MODEL, PROMPT)
     assert reply.text == "ok"
     assert transport.attempts == 3
@@ -132,10 +132,10 @@ async def test_missing_openai_key_with_real_litellm_fails_at_once(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_ADMIN_KEY", raising=False)
     settings = LLMSettings(max_retries=3, retry_base_delay_s=30)
-    with caplog.at_level(logging.WARNING, logger="debatecode.llm.client"), pytest.raises(ModelAuthError) as info:
+    with caplog.at_level(logging.WARNING, logger="debatecode.llm.retry"), pytest.raises(ModelAuthError) as info:
         await LLMClient(settings).complete(MODEL, PROMPT, max_tokens=5)
     assert "OPENAI_API_KEY" in str(info.value)
-    assert not [r for r in caplog.records if r.name == "debatecode.llm.client"]  # no retry was logged
+    assert not [r for r in caplog.records if r.name == "debatecode.llm.retry"]  # no retry was logged
     assert isinstance(info.value.__cause__, litellm.InternalServerError)  # the class litellm really raises
 
 
@@ -160,9 +160,9 @@ async def test_timeouts_after_retries_are_unreachable(fast_settings: LLMSettings
 async def test_backoff_doubles_from_the_base_delay_with_jitter(caplog: pytest.LogCaptureFixture) -> None:
     settings = LLMSettings(max_retries=3, retry_base_delay_s=0.01)
     errors = [litellm.InternalServerError("boom", llm_provider="openai", model=MODEL) for _ in range(3)]
-    with caplog.at_level(logging.WARNING, logger="debatecode.llm.client"):
+    with caplog.at_level(logging.WARNING, logger="debatecode.llm.retry"):
         await LLMClient(settings, transport=FakeTransport(errors)).complete(MODEL, PROMPT)
-    delays = [r.args[-1] for r in caplog.records if r.name == "debatecode.llm.client"]  # type: ignore[index]
+    delays = [r.args[-1] for r in caplog.records if r.name == "debatecode.llm.retry"]  # type: ignore[index]
     assert len(delays) == 3
     for delay, nominal in zip(delays, [0.01, 0.02, 0.04], strict=True):
         assert nominal <= delay <= 1.5 * nominal  # jittered over [d, 1.5 d]
@@ -188,12 +188,12 @@ async def test_closed_port_is_unreachable_after_retries_with_real_litellm(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-dummy-for-tests")
     api_base = f"http://127.0.0.1:{_closed_port()}/v1"
     settings = LLMSettings(api_base=api_base, max_retries=1, retry_base_delay_s=0.001, request_timeout_s=10)
-    with caplog.at_level(logging.WARNING, logger="debatecode.llm.client"), pytest.raises(ModelUnreachable) as info:
+    with caplog.at_level(logging.WARNING, logger="debatecode.llm.retry"), pytest.raises(ModelUnreachable) as info:
         await LLMClient(settings).complete(MODEL, PROMPT, max_tokens=5)
     message = str(info.value)
     assert MODEL in message
     assert api_base in message
     assert "server is running" in message and "API key" in message
     assert "after 2 attempts" in message
-    assert len([r for r in caplog.records if r.name == "debatecode.llm.client"]) == 1
+    assert len([r for r in caplog.records if r.name == "debatecode.llm.retry"]) == 1
     assert not any(type(e).__module__.startswith("litellm") for e in [info.value])

@@ -107,10 +107,10 @@ async def test_final_error_markers_raise_without_retrying(marker: str, error: ty
 async def test_rate_limit_marker_is_retried_and_logged(caplog: pytest.LogCaptureFixture) -> None:
     register_scripted("limited", ScriptedModel([ScriptedReply(raise_error="rate_limit"), "after retry"]))
     client = LLMClient(LLMSettings(max_retries=2, retry_base_delay_s=0.0))
-    with caplog.at_level(logging.WARNING, logger="debatecode.llm.client"):
+    with caplog.at_level(logging.WARNING, logger="debatecode.llm.retry"):
         reply = await client.complete("scripted/limited", HELLO)
     assert reply.text == "after retry"
-    retries = [r for r in caplog.records if r.name == "debatecode.llm.client"]
+    retries = [r for r in caplog.records if r.name == "debatecode.llm.retry"]
     assert len(retries) == 1
     assert "scripted/limited" in retries[0].getMessage()
 

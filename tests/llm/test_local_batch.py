@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from debatecode.errors import ModelRequestError
-from debatecode.llm import LLMClient, TokenBudget, local, local_batch
+from debatecode.llm import LLMClient, TokenBudget, local, local_batch, local_provider
 from debatecode.llm.client import CompletionRequest, RawCompletion
 
 HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
@@ -99,12 +99,12 @@ async def test_a_draft_count_without_its_seeds_is_refused() -> None:
 
 
 def test_litellm_n_gets_one_seed_per_choice() -> None:
-    assert local_batch.batch_sampling({"n": 3, "seed": 10, "max_tokens": 8}, None, 3)["seeds"] == [10, 11, 12]
-    assert local_batch.batch_sampling({"n": 2}, None, 2)["seeds"] == [0, 1]
-    metadata = {"metadata": {local.SEEDS_METADATA_KEY: [5, 3]}}
-    assert local_batch.batch_sampling({"n": 2, "seed": 10}, metadata, 2)["seeds"] == [5, 3]
+    assert local_provider.batch_sampling({"n": 3, "seed": 10, "max_tokens": 8}, None, 3)["seeds"] == [10, 11, 12]
+    assert local_provider.batch_sampling({"n": 2}, None, 2)["seeds"] == [0, 1]
+    metadata = {"metadata": {local_provider.SEEDS_METADATA_KEY: [5, 3]}}
+    assert local_provider.batch_sampling({"n": 2, "seed": 10}, metadata, 2)["seeds"] == [5, 3]
     with pytest.raises(ModelRequestError, match="3 choices need 3 seeds"):
-        local_batch.batch_sampling({"n": 3}, metadata, 3)
+        local_provider.batch_sampling({"n": 3}, metadata, 3)
 
 
 # --- the embedded model -------------------------------------------------------------------------------
@@ -210,6 +210,6 @@ def test_the_batch_context_grows_for_more_drafts_and_is_freed_with_its_model(mon
 
 
 def test_litellm_n_below_one_is_refused() -> None:
-    assert local._choices(MODEL, {}) == 1
+    assert local_provider._choices(MODEL, {}) == 1
     with pytest.raises(ModelRequestError, match="n must be at least 1, not 0"):
-        local._choices(MODEL, {"n": 0})
+        local_provider._choices(MODEL, {"n": 0})

@@ -12,58 +12,38 @@ model's ``kind`` to the provider registered under that name
 - everything else is a litellm model string and goes over the network.
 
 Network requests pass one guard, ``ALLOW_MODEL_REQUESTS`` (switched off under
-pytest; tests opt in with the ``allow_model_requests`` fixture). Third-party
-exceptions are translated into ``debatecode.errors`` here and never leak.
+pytest; tests opt in with the ``allow_model_requests`` fixture), checked by
+``LiteLLMTransport``, the one transport that sends them.
 
-Retried (up to ``llm.max_retries`` times, with jittered exponential backoff):
-rate limits, server errors (5xx), timeouts, connection errors, cut-off or
-malformed replies and replies without choices. The n-th wait is drawn from
-``[d, 1.5 d]`` with ``d = retry_base_delay_s * 2**(n-1)`` (capped at
-``MAX_BACKOFF_S``), and is never shorter than the provider's ``Retry-After``
-(or ``retry-after-ms``), honoured up to ``MAX_RETRY_AFTER_S``. Never retried:
-authentication and permission errors and a missing API key (``ModelAuthError``;
-litellm raises a missing key as a 500 or a connection error, so it is told
-apart by its words before any retry), bad requests, unknown models,
-context-window overflows and requests the client refused to send
-(``ModelRequestError``). Only the
-attempt that succeeds is counted in the usage totals.
+The parts a call goes through live in modules of their own, and their public
+names are re-exported here:
+
+- ``debatecode.llm.router``: model strings (``resolve_model``, ``validate_model``) and ``ModelRouter``;
+- ``debatecode.llm.retry``: the retry policy (what is retried, the backoff, ``Retry-After``);
+- ``debatecode.llm._litellm``: the litellm border (import on demand, error translation, prices).
+  Third-party exceptions are translated into ``debatecode.errors`` there and never leak.
+
+Only the attempt that succeeds is counted in the usage totals.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
-import math
 import os
-import random
-import re
-import socket
-import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import Any, Literal, NoReturn, TypeVar
+from typing import Any, TypeVar
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
-
-from debatecode.errors import (
-    BudgetExceeded,
-    DebatecodeError,
-    ModelAuthError,
-    ModelError,
-    ModelRequestError,
-    ModelRequestsDisabled,
-    ModelTransientError,
-    ModelUnreachable,
-    UnknownModelError,
-)
+from debatecode.errors import BudgetExceeded, DebatecodeError, ModelError, ModelRequestsDisabled, ModelTransientError
+from debatecode.llm._litellm import import_litellm, raise_translated, response_cost, token_cost
 from debatecode.llm.budget import TokenBudget
 from debatecode.llm.local import LOCAL_MODELS
-from debatecode.llm.providers import KNOWN_PREFIXES, known_prefixes, match_provider, provider, register_provider
-from debatecode.llm.scripted import load_script_or_raise, registered_or_raise
+from debatecode.llm.providers import KNOWN_PREFIXES, register_provider
+from debatecode.llm.retry import MAX_BACKOFF_S, MAX_RETRY_AFTER_S, retry_after_s, retrying
+from debatecode.llm.router import BatchSender, ModelRouter, batch_sender, close_all, resolve_model, validate_model
 from debatecode.llm.settings import LLMSettings
 from debatecode.llm.tokens import context_window, count_tokens, fit_messages
 from debatecode.llm.transport import (
@@ -104,6 +84,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
+
 
 def _env_allows_requests() -> bool:
     value = os.environ.get("DEBATECODE_ALLOW_MODEL_REQUESTS", "1").strip().lower()
@@ -113,127 +95,7 @@ def _env_allows_requests() -> bool:
 ALLOW_MODEL_REQUESTS: bool = _env_allows_requests()
 """Whether network models may be called. ``DEBATECODE_ALLOW_MODEL_REQUESTS=0`` (set under pytest) turns it off."""
 
-MAX_BACKOFF_S = 60.0
-"""The longest backoff between two attempts (unless ``retry_base_delay_s`` is longer still)."""
-MAX_RETRY_AFTER_S = 60.0
-"""The longest ``Retry-After`` honoured; a provider asking for more is retried after this long."""
-
-
-# --- model strings ------------------------------------------------------------------------------
-
-
-def resolve_model(model: str) -> ResolvedModel:
-    """Parse a model string: the registered provider whose prefix starts it, else a litellm model.
-
-    Network model strings are checked with litellm (imported on demand). Whether a
-    ``scripted/<name>`` is registered, or a script file parses, is checked by
-    ``validate_model`` and at call time, not here.
-
-    Raises:
-        UnknownModelError: empty name, unknown ``local/`` model, or a string litellm has no provider for.
-    """
-    spec = match_provider(model)
-    if spec is not None and spec.prefix is not None:
-        name = model.removeprefix(spec.prefix)
-        problem = spec.refusal(name)
-        if problem:
-            raise UnknownModelError(model, known_prefixes(), problem)
-        return ResolvedModel(
-            kind=spec.name,
-            provider=spec.reported,
-            name=name,
-            prompt_style_default=spec.style(name),
-            code_reply_default=spec.code_reply(name),
-        )
-    litellm = _import_litellm()
-    try:
-        name, litellm_provider, _key, _base = litellm.get_llm_provider(model)
-    except Exception as exc:
-        raise UnknownModelError(model, known_prefixes(), "litellm knows no provider for it") from exc
-    return ResolvedModel(
-        kind="litellm",
-        provider=str(litellm_provider),
-        name=str(name),
-        prompt_style_default=provider("litellm", model=model).prompt_style,
-    )
-
-
-def validate_model(model: str) -> ResolvedModel:
-    """``resolve_model`` plus the checks that need the outside world: registration and script files.
-
-    Raises:
-        UnknownModelError: as ``resolve_model``; also an unregistered ``scripted/<name>``
-            (listing the registered names) or a missing or malformed script file (naming file and line).
-    """
-    resolved = resolve_model(model)
-    if resolved.kind == "scripted":
-        registered_or_raise(model, resolved.name)
-    elif resolved.kind == "scripted_file":
-        load_script_or_raise(model, Path(resolved.name))
-    return resolved
-
-
-# --- the default transport ----------------------------------------------------------------------
-
-
-class ModelRouter:
-    """The default ``Transport``: sends each request to the provider named by ``request.resolved.kind``.
-
-    Each provider's transport is made by its registered factory on the router's first
-    request for it, and kept (so script files are loaded once per router, hence once
-    per client, and keep their reply state there). ``aclose`` closes and forgets them.
-    """
-
-    def __init__(self) -> None:
-        self._transports: dict[str, Transport] = {}
-        self._lock = threading.Lock()
-
-    async def __call__(self, request: CompletionRequest) -> RawCompletion:
-        """Send one request.
-
-        Raises:
-            UnknownModelError: no provider of that kind, an unregistered scripted name or a bad script file.
-            ScriptExhausted: a scripted model has no reply left.
-            ModelRequestsDisabled: a network model while ``ALLOW_MODEL_REQUESTS`` is off.
-            ModelError: and its subclasses, translated from litellm.
-        """
-        return await self.transport(request.resolved.kind, model=request.model)(request)
-
-    def transport(self, kind: str, *, model: str | None = None) -> Transport:
-        """This router's transport for provider ``kind``, made on first use.
-
-        Raises:
-            UnknownModelError: no provider is registered as ``kind``.
-        """
-        with self._lock:
-            transport = self._transports.get(kind)
-            if transport is None:
-                transport = self._transports[kind] = provider(kind, model=model).factory()
-            return transport
-
-    async def aclose(self) -> None:
-        """Close every transport made so far (those that have an ``aclose``) and forget them.
-
-        A later request makes new ones.
-        """
-        with self._lock:
-            transports = list(self._transports.values())
-            self._transports.clear()
-        await _close_all(transports)
-
-
-async def _close_all(transports: list[Any]) -> None:
-    errors: list[BaseException] = []
-    for transport in transports:
-        close = getattr(transport, "aclose", None)
-        if close is None:
-            continue
-        try:
-            await close()
-        except Exception as exc:
-            errors.append(exc)
-    if errors:
-        raise errors[0]
+# --- the network transports ---------------------------------------------------------------------
 
 
 @register_provider("litellm")
@@ -262,11 +124,11 @@ class LiteLLMTransport:
                 "`allow_model_requests` fixture; use `scripted/...` or `local/...` models otherwise.",
                 model=request.model,
             )
-        litellm = _import_litellm()
+        litellm = import_litellm()
         try:
             response = await litellm.acompletion(**self._kwargs(litellm, request))
         except Exception as exc:
-            _raise_translated(exc, request.model)
+            raise_translated(exc, request.model)
         if not getattr(response, "choices", None):
             # Seen under load and from content filters: a fault of the provider, worth another attempt.
             raise ModelTransientError("the provider answered with no choices", model=request.model)
@@ -277,7 +139,7 @@ class LiteLLMTransport:
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
             finish_reason=choice.finish_reason,
-            cost_usd=_response_cost(response) if network else 0.0,
+            cost_usd=response_cost(response) if network else 0.0,
         )
 
     def _kwargs(self, litellm: Any, request: CompletionRequest) -> dict[str, Any]:
@@ -298,8 +160,8 @@ class LiteLLMTransport:
         if network and request.api_base:
             kwargs["api_base"] = request.api_base
         if not network:
-            from debatecode.llm.local import STOP_METADATA_KEY
-            from debatecode.llm.local import register_provider as register_local_provider
+            from debatecode.llm.local_provider import STOP_METADATA_KEY
+            from debatecode.llm.local_provider import register_provider as register_local_provider
 
             register_local_provider(litellm)
             if request.stop:
@@ -347,16 +209,16 @@ class LocalTransport(LiteLLMTransport):
         Raises:
             ModelError: and its subclasses (see ``debatecode.llm.local_batch.generate_local_batch``).
         """
-        from debatecode.llm.local import SEEDS_METADATA_KEY
+        from debatecode.llm.local_provider import SEEDS_METADATA_KEY
 
-        litellm = _import_litellm()
+        litellm = import_litellm()
         kwargs = self._kwargs(litellm, request)
         kwargs["n"] = len(seeds)
         kwargs["metadata"] = {**kwargs.get("metadata", {}), SEEDS_METADATA_KEY: list(seeds)}
         try:
             response = await litellm.acompletion(**kwargs)
         except Exception as exc:
-            _raise_translated(exc, request.model)
+            raise_translated(exc, request.model)
         choices = list(getattr(response, "choices", None) or [])
         if len(choices) != len(seeds):
             raise ModelError(f"asked for {len(seeds)} choices, got {len(choices)}", model=request.model)
@@ -415,7 +277,7 @@ class LLMClient:
         replay state is dropped). The embedded ``local/`` model is shared by every client of
         the process and stays loaded. The client stays usable: a later call reopens what it needs.
         """
-        await _close_all([self._transport])
+        await close_all([self._transport])
 
     def resolve(self, model: str) -> ResolvedModel:
         """``resolve_model``, cached per client.
@@ -622,21 +484,9 @@ class LLMClient:
         return await self._retrying(request, lambda: self._send_once(request))
 
     async def _retrying(self, request: CompletionRequest, send: Callable[[], Awaitable[_T]]) -> _T:
-        attempts = self.settings.max_retries + 1
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(attempts),
-            wait=_backoff(self.settings.retry_base_delay_s),
-            retry=retry_if_exception_type(ModelTransientError),
-            before_sleep=_log_retry(request.model, attempts),
-            reraise=True,
+        return await retrying(
+            request, send, max_retries=self.settings.max_retries, base_delay_s=self.settings.retry_base_delay_s
         )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    result = await send()
-        except ModelTransientError as exc:
-            raise _exhausted(exc, request, attempts) from exc
-        return result
 
     async def _send_once(self, request: CompletionRequest) -> RawCompletion:
         try:
@@ -644,7 +494,7 @@ class LLMClient:
         except DebatecodeError:
             raise
         except Exception as exc:
-            _raise_translated(exc, request.model)
+            raise_translated(exc, request.model)
 
     def _record(
         self,
@@ -665,7 +515,7 @@ class LLMClient:
         cost = raw.cost_usd
         if cost is None:
             cost = (
-                _token_cost(request.model, prompt_tokens, completion_tokens)
+                token_cost(request.model, prompt_tokens, completion_tokens)
                 if request.resolved.kind == "litellm"
                 else 0.0
             )
@@ -689,275 +539,10 @@ class LLMClient:
         return completion
 
 
-_T = TypeVar("_T")
-
-BatchSender = Callable[[CompletionRequest, Sequence[int]], Awaitable[list[RawCompletion]]]
-"""A transport's ``complete_batch``: one request, one sample per seed, from one batched call."""
-
-
-def batch_sender(transport: Transport, resolved: ResolvedModel, model: str) -> BatchSender | None:
-    """The ``complete_batch`` of the transport that serves ``model`` (through a ``ModelRouter``), if it has one."""
-    if isinstance(transport, ModelRouter):
-        transport = transport.transport(resolved.kind, model=model)
-    send: BatchSender | None = getattr(transport, "complete_batch", None)
-    return send
-
-
 async def _send_batch(send: BatchSender, request: CompletionRequest, seeds: Sequence[int]) -> list[RawCompletion]:
     try:
         return await send(request, seeds)
     except DebatecodeError:
         raise
     except Exception as exc:
-        _raise_translated(exc, request.model)
-
-
-def _backoff(base_delay_s: float) -> Callable[[RetryCallState], float]:
-    """The wait before the next attempt: jittered exponential backoff, never shorter than the ``Retry-After`` asked."""
-    cap = max(MAX_BACKOFF_S, base_delay_s)
-
-    def wait(state: RetryCallState) -> float:
-        nominal = min(cap, base_delay_s * 2 ** (state.attempt_number - 1))
-        # Jitter spreads the retries of concurrent calls that failed together over [d, 1.5 d].
-        delay = min(cap, nominal * (1.0 + random.random() / 2))
-        error = state.outcome.exception() if state.outcome is not None else None
-        asked = retry_after_s(error) if error is not None else None
-        if asked is not None:
-            delay = max(delay, min(asked, MAX_RETRY_AFTER_S))
-        return delay
-
-    return wait
-
-
-def retry_after_s(exc: BaseException) -> float | None:
-    """The wait a failed response asked for, in seconds, or None when it asked for none.
-
-    Read from the response headers found on the exception's chain (litellm, openai and
-    httpx exceptions carry them): ``retry-after-ms`` (OpenAI's), else ``Retry-After`` as
-    seconds or as an HTTP date. A date in the past is 0.
-    """
-    for link in _chain(exc):
-        for headers in (
-            getattr(link, "litellm_response_headers", None),
-            getattr(link, "headers", None),
-            getattr(getattr(link, "response", None), "headers", None),
-        ):
-            if headers is None or not hasattr(headers, "get"):
-                continue
-            millis = _seconds(headers.get("retry-after-ms") or headers.get("Retry-After-Ms"))
-            if millis is not None:
-                return millis / 1000
-            seconds = _seconds(headers.get("retry-after") or headers.get("Retry-After"))
-            if seconds is not None:
-                return seconds
-            date = _http_date_delay(headers.get("retry-after") or headers.get("Retry-After"))
-            if date is not None:
-                return date
-    return None
-
-
-def _seconds(value: object) -> float | None:
-    if value is None:
-        return None
-    try:
-        seconds = float(str(value))
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
-
-
-def _http_date_delay(value: object) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _log_retry(model: str, attempts: int) -> Callable[[RetryCallState], None]:
-    def log(state: RetryCallState) -> None:
-        outcome = state.outcome
-        error = outcome.exception() if outcome is not None else None
-        delay = state.next_action.sleep if state.next_action is not None else 0.0
-        logger.warning(
-            "model %s: %s (attempt %s of %s); retrying in %.2fs",
-            model,
-            error,
-            state.attempt_number,
-            attempts,
-            delay,
-        )
-
-    return log
-
-
-def _exhausted(exc: ModelTransientError, request: CompletionRequest, attempts: int) -> ModelError:
-    model = request.model
-    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-    if exc.reason in ("connection", "timeout"):
-        where = request.api_base or "the provider's default URL"
-        return ModelUnreachable(
-            f"cannot reach model {model!r} after {tries} ({exc.reason}): {exc}. "
-            f"Check that the server is running, that api_base ({where}) is right, "
-            "that the API key is set, and the network; raise llm.request_timeout_s for slow servers.",
-            model=model,
-        )
-    if exc.reason == "rate_limit":
-        return ModelError(
-            f"model {model!r} is still rate limited after {tries}: {exc}. "
-            "Lower max_concurrency, wait, or raise llm.max_retries / llm.retry_base_delay_s.",
-            model=model,
-        )
-    return ModelError(f"model {model!r} kept failing with server errors after {tries}: {exc}", model=model)
-
-
-# --- the litellm border ------------------------------------------------------------------------
-
-
-def _import_litellm() -> Any:
-    """litellm, imported on first need (about 4 s) without fetching its price map from the internet."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Provider List" banners printed on errors
-    litellm.telemetry = False
-    return litellm
-
-
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    link: BaseException | None = exc
-    while link is not None and id(link) not in seen:
-        seen.add(id(link))
-        yield link
-        link = link.__cause__ or link.__context__
-
-
-def _network_reason(exc: BaseException) -> Literal["timeout", "connection"] | None:
-    openai = sys.modules.get("openai")
-    httpx = sys.modules.get("httpx")
-    for link in _chain(exc):
-        if isinstance(link, TimeoutError) or (openai is not None and isinstance(link, openai.APITimeoutError)):
-            return "timeout"
-        if httpx is not None and isinstance(link, httpx.TimeoutException):
-            return "timeout"
-        if isinstance(link, (ConnectionError, socket.gaierror)):
-            return "connection"
-        if openai is not None and isinstance(link, openai.APIConnectionError):
-            return "connection"
-        if httpx is not None and isinstance(link, httpx.NetworkError):
-            return "connection"
-    return None
-
-
-_MISSING_KEY = re.compile(
-    r"missing credentials"
-    r"|missing\b[^.]{0,40}\bapi[ _-]?key"
-    r"|\bapi[ _-]?key\b[^.]{0,40}\b(?:is required|must be set|is not set)"
-    r"|\b[A-Z][A-Z0-9_]*_API_KEY\b[^.]{0,20}\bis not set",
-    re.IGNORECASE,
-)
-"""How litellm and the SDKs under it say that no API key was given (the request was never sent)."""
-
-
-def _missing_credentials(exc: BaseException) -> bool:
-    """Whether ``exc`` says no API key was given.
-
-    litellm reports a missing key in many shapes: openai's own ``OpenAIError`` wrapped as an
-    ``InternalServerError`` (status 500), Gemini's ``ValueError`` wrapped as an ``APIConnectionError``,
-    Anthropic's ``AuthenticationError``. By class they look like server or connection errors, which are
-    retried; only their words tell them apart.
-    """
-    return any(_MISSING_KEY.search(str(link)) for link in _chain(exc))
-
-
-def _client_side(exc: BaseException, openai: Any) -> bool:
-    """Whether the first error in ``exc``'s chain is openai's base ``OpenAIError``: the client refused to send.
-
-    The openai SDK raises its base class only for problems found before any request (no key, bad
-    options); a server's answer or a network failure is always a subclass (``APIError``).
-    """
-    innermost = list(_chain(exc))[-1]
-    return type(innermost) is openai.OpenAIError
-
-
-def _short(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def translate_error(exc: BaseException, model: str) -> DebatecodeError:
-    """Map a litellm, openai, httpx or OS exception to ``debatecode.errors``.
-
-    A ``DebatecodeError`` found in the exception's chain (raised inside the local
-    provider and wrapped by litellm) is returned as it is.
-    """
-    for link in _chain(exc):
-        if isinstance(link, DebatecodeError):
-            return link
-    detail = _short(exc)
-    if _missing_credentials(exc):
-        return ModelAuthError(
-            f"no credentials for {model!r}: {detail}. Set the provider's API key variable named there "
-            "(e.g. OPENAI_API_KEY), or use a model that needs none (local/..., scripted/...).",
-            model=model,
-        )
-    openai = sys.modules.get("openai")
-    if openai is not None:
-        if _client_side(exc, openai):
-            return ModelRequestError(
-                f"the model client for {model!r} could not send the request: {detail}. "
-                "Check the model's settings (api_base, API key variables).",
-                model=model,
-            )
-        if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-            return ModelAuthError(
-                f"the provider rejected the credentials for {model!r}: {detail}. "
-                "Check the provider's API key variable (e.g. OPENAI_API_KEY) and its permissions.",
-                model=model,
-            )
-        if isinstance(exc, openai.RateLimitError):
-            return ModelTransientError(detail, model=model, reason="rate_limit")
-        if isinstance(exc, (openai.BadRequestError, openai.NotFoundError, openai.UnprocessableEntityError)):
-            return ModelRequestError(f"the provider rejected the request to {model!r}: {detail}", model=model)
-    network = _network_reason(exc)
-    if network is not None:
-        return ModelTransientError(detail, model=model, reason=network)
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and (status >= 500 or status == 429):
-        return ModelTransientError(detail, model=model, reason="rate_limit" if status == 429 else "server_error")
-    if isinstance(status, int) and 400 <= status < 500:
-        return ModelRequestError(f"the provider rejected the request to {model!r} ({status}): {detail}", model=model)
-    return ModelError(f"call to {model!r} failed: {type(exc).__name__}: {detail}", model=model)
-
-
-def _raise_translated(exc: BaseException, model: str) -> NoReturn:
-    error = translate_error(exc, model)
-    if error is exc or any(link is error for link in _chain(exc)):
-        raise error
-    raise error from exc
-
-
-def _response_cost(response: Any) -> float:
-    """The cost of a litellm response in USD, or 0.0 when litellm has no price for the model."""
-    litellm = _import_litellm()
-    try:
-        return float(litellm.completion_cost(completion_response=response) or 0.0)
-    except Exception as exc:
-        logger.debug("no price for %s: %s", getattr(response, "model", "?"), exc)
-        return 0.0
-
-
-def _token_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """The cost of a call from its token counts, or 0.0 when litellm has no price for the model."""
-    litellm = _import_litellm()
-    try:
-        prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
-        )
-    except Exception as exc:
-        logger.debug("no price for %s: %s", model, exc)
-        return 0.0
-    return float(prompt_cost + completion_cost)
+        raise_translated(exc, request.model)

@@ -6,7 +6,7 @@ is a *base* model: messages are joined into one raw prompt with no chat
 template, so callers send completion-style prompts that end in the code to
 continue.
 
-``LLMClient`` reaches it through litellm: ``register_provider`` adds a
+``LLMClient`` reaches it through litellm: ``local_provider.register_provider`` adds a
 ``litellm.CustomLLM`` under provider ``local`` to ``litellm.custom_provider_map``,
 so ``litellm.acompletion(model="local/gemma-3-270m", ...)`` works offline and the
 client treats it like any other litellm model. ``generate_local`` is the same
@@ -52,7 +52,6 @@ __all__ = [
     "count_local_tokens",
     "generate_local",
     "messages_to_prompt",
-    "register_provider",
 ]
 
 logger = logging.getLogger(__name__)
@@ -402,99 +401,6 @@ async def agenerate_local(
         return await asyncio.to_thread(
             generate_local, name, prompt, max_tokens=max_tokens, temperature=temperature, stop=stop, seed=seed
         )
-
-
-STOP_METADATA_KEY = "debatecode_stop"
-"""Metadata key carrying the complete stop list past litellm's 4-sequence cap."""
-SEEDS_METADATA_KEY = "debatecode_seeds"
-"""Metadata key carrying one seed per choice of an ``n > 1`` request (``local_batch.batch_sampling``)."""
-
-
-def _sampling(optional_params: Mapping[str, Any], litellm_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    # litellm keeps only 4 stop sequences (OpenAI's limit); the client also sends the
-    # full list in metadata, which a local model can honour.
-    metadata = (litellm_params or {}).get("metadata") or {}
-    stop = metadata.get(STOP_METADATA_KEY) or optional_params.get("stop")
-    return {
-        "max_tokens": int(optional_params.get("max_tokens") or 256),
-        "temperature": float(optional_params.get("temperature") or 0.0),
-        "stop": [stop] if isinstance(stop, str) else stop,
-        "seed": optional_params.get("seed"),
-    }
-
-
-def _choices(model: str, params: Mapping[str, Any]) -> int:
-    n = 1 if params.get("n") is None else int(params["n"])
-    if n < 1:
-        raise ModelRequestError(f"n must be at least 1, not {n}", model=f"{PROVIDER}/{model}")
-    return n
-
-
-def _fill_response(model_response: Any, model: str, generation: LocalGeneration) -> Any:
-    from litellm.types.utils import Usage
-
-    model_response.choices[0].message.content = generation.text
-    model_response.choices[0].finish_reason = generation.finish_reason or "stop"
-    model_response.model = f"{PROVIDER}/{model}"
-    # Real counts from llama.cpp, not litellm's estimate of them.
-    model_response.usage = Usage(
-        prompt_tokens=generation.prompt_tokens,
-        completion_tokens=generation.completion_tokens,
-        total_tokens=generation.prompt_tokens + generation.completion_tokens,
-    )
-    return model_response
-
-
-@functools.cache
-def _handler() -> Any:
-    # Built on first registration: CustomLLM lives in litellm, whose import takes seconds.
-    from litellm import CustomLLM
-
-    class LocalLlamaLLM(CustomLLM):
-        """litellm provider ``local``: the embedded llama.cpp models.
-
-        ``n > 1`` samples the ``n`` choices in one batched decode (``local_batch``), the prompt evaluated once.
-        """
-
-        def completion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
-            params, litellm_params = kwargs.get("optional_params") or {}, kwargs.get("litellm_params")
-            n = _choices(model, params)
-            if n > 1:
-                from debatecode.llm.local_batch import batch_sampling, fill_choices, generate_local_batch
-
-                generations = generate_local_batch(model, messages, n, **batch_sampling(params, litellm_params, n))
-                return fill_choices(kwargs["model_response"], model, generations)
-            generation = generate_local(model, messages, **_sampling(params, litellm_params))
-            return _fill_response(kwargs["model_response"], model, generation)
-
-        async def acompletion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
-            params, litellm_params = kwargs.get("optional_params") or {}, kwargs.get("litellm_params")
-            n = _choices(model, params)
-            if n > 1:
-                from debatecode.llm.local_batch import agenerate_local_batch, batch_sampling, fill_choices
-
-                generations = await agenerate_local_batch(
-                    model, messages, n, **batch_sampling(params, litellm_params, n)
-                )
-                return fill_choices(kwargs["model_response"], model, generations)
-            generation = await agenerate_local(model, messages, **_sampling(params, litellm_params))
-            return _fill_response(kwargs["model_response"], model, generation)
-
-    return LocalLlamaLLM()
-
-
-_register_lock = threading.Lock()
-
-
-def register_provider(litellm: Any) -> None:
-    """Add the ``local`` provider to ``litellm.custom_provider_map`` (once; idempotent)."""
-    with _register_lock:
-        if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
-            return
-        litellm.custom_provider_map = [
-            *litellm.custom_provider_map,
-            {"provider": PROVIDER, "custom_handler": _handler()},
-        ]
 
 
 # --- token counts -------------------------------------------------------------------------------

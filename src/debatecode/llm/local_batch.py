@@ -34,19 +34,16 @@ from typing import Any
 from debatecode.errors import ModelError, ModelRequestError
 from debatecode.llm.local import (
     LOCAL_MODELS,
-    PROVIDER,
-    SEEDS_METADATA_KEY,
     LocalGeneration,
     _chat_formatter,
     _completion_prompt_tokens,
     _llama_settings,
     _load,
     _queue,
-    _sampling,
     messages_to_prompt,
 )
 
-__all__ = ["BATCH_MIN_SEQUENCES", "agenerate_local_batch", "batch_sampling", "fill_choices", "generate_local_batch"]
+__all__ = ["BATCH_MIN_SEQUENCES", "agenerate_local_batch", "generate_local_batch"]
 
 BATCH_MIN_SEQUENCES = 8
 """The fewest sequences a batch context is made for; a larger ``n`` replaces it with one for the next power of two."""
@@ -375,54 +372,3 @@ async def agenerate_local_batch(
             seeds=seeds,
             stop=stop,
         )
-
-
-# --- litellm's ``n`` -----------------------------------------------------------------------------
-
-
-def batch_sampling(
-    optional_params: Mapping[str, Any], litellm_params: Mapping[str, Any] | None, n: int
-) -> dict[str, Any]:
-    """The litellm handler's sampling arguments for ``n`` choices of one prompt: one seed per choice.
-
-    The seeds are the metadata's ``SEEDS_METADATA_KEY`` list, else ``seed + i``, else ``i``.
-
-    Raises:
-        ModelRequestError: the metadata lists fewer than ``n`` seeds.
-    """
-    sampling = _sampling(optional_params, litellm_params)
-    seed = sampling.pop("seed")
-    seeds = ((litellm_params or {}).get("metadata") or {}).get(SEEDS_METADATA_KEY)
-    if seeds is None:
-        seeds = [(int(seed) if seed is not None else 0) + i for i in range(n)]
-    if len(seeds) < n:
-        raise ModelRequestError(f"{n} choices need {n} seeds in {SEEDS_METADATA_KEY}; got {len(seeds)}")
-    return {**sampling, "seeds": [int(s) for s in seeds]}
-
-
-def fill_choices(model_response: Any, model: str, generations: Sequence[LocalGeneration]) -> Any:
-    """``n`` choices from one batch; usage counts the prompt once (it was evaluated once) and every completion.
-
-    Each choice's own completion tokens are in its message's ``provider_specific_fields["completion_tokens"]``.
-    """
-    from litellm.types.utils import Choices, Message, Usage
-
-    model_response.choices = [
-        Choices(
-            index=i,
-            finish_reason=generation.finish_reason or "stop",
-            message=Message(
-                content=generation.text, provider_specific_fields={"completion_tokens": generation.completion_tokens}
-            ),
-        )
-        for i, generation in enumerate(generations)
-    ]
-    model_response.model = f"{PROVIDER}/{model}"
-    prompt_tokens = generations[0].prompt_tokens
-    completion_tokens = sum(generation.completion_tokens for generation in generations)
-    model_response.usage = Usage(
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        total_tokens=prompt_tokens + completion_tokens,
-    )
-    return model_response

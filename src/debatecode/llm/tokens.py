@@ -203,9 +203,9 @@ def _local_count(count: Callable[[str, Any], int], model: str, prompt: Any) -> i
 
 
 def _litellm_count(model: str, messages_or_text: str | Sequence[Mapping[str, Any]]) -> int | None:
-    from debatecode.llm.client import _import_litellm
+    from debatecode.llm._litellm import import_litellm
 
-    litellm = _import_litellm()
+    litellm = import_litellm()
     try:
         if isinstance(messages_or_text, str):
             return int(litellm.token_counter(model=model, text=messages_or_text))
@@ -217,9 +217,9 @@ def _litellm_count(model: str, messages_or_text: str | Sequence[Mapping[str, Any
 
 @functools.lru_cache(maxsize=256)
 def _litellm_window(model: str) -> int | None:
-    from debatecode.llm.client import _import_litellm
+    from debatecode.llm._litellm import import_litellm
 
-    litellm = _import_litellm()
+    litellm = import_litellm()
     try:
         window = litellm.get_model_info(model).get("max_input_tokens")
     except Exception as exc:
