@@ -1,6 +1,6 @@
 """Once a test of a candidate times out, the rest of its tests run under a short, shared limit.
 
-The rule lives in the checker (``TimeLimits`` in ``sandbox/_guest/checker.py``;
+The rule lives in the checker (``TimeLimits`` in ``sandbox/_guest/session.py``;
 docs/sandbox.md, "One timeout shortens the rest"). An endless loop in the entry
 point used to cost the per-test limit once per test.
 """
@@ -15,7 +15,7 @@ from tests.support.dummy_sandbox import DummySandbox
 
 from debatecode.config import SandboxSettings
 from debatecode.execution.runner import TestRunner
-from debatecode.sandbox._guest.checker import SHORT_LIMIT_S, TimeLimits
+from debatecode.sandbox._guest.session import SHORT_LIMIT_S, TimeLimits
 from debatecode.sandbox.base import Limits
 from debatecode.sandbox.checks import CheckJob, run_checks
 from debatecode.sandbox.docker import DockerSandbox

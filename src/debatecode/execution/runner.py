@@ -30,7 +30,7 @@ def job_limits(task: Task, settings: SandboxSettings) -> tuple[Limits, float]:
 
     The job's limit allows every test its full per-test limit. Inside the job,
     the checker cuts the limit of every test after the first timeout to at most
-    1 s, shared (``TimeLimits`` in ``sandbox/_guest/checker.py``), so a
+    1 s, shared (``TimeLimits`` in ``sandbox/_guest/session.py``), so a
     candidate that loops forever ends within about twice the per-test limit.
     """
     per_test = task.time_limit_s or settings.timeout_s

@@ -1,6 +1,6 @@
 """Host side of the two-process checker: build its job, and read its verdict as hostile input.
 
-The checker (``_guest/checker.py``) runs the tests in a process the code under
+The checker (``_guest/checker.py`` and the parts joined before it, ``wire.checker_source``) runs the tests in a process the code under
 test cannot touch and writes *verdict lines* to its own stdout, which the code
 under test never holds:
 
@@ -25,13 +25,13 @@ import secrets
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from debatecode.sandbox.base import ExecJob, Limits
 from debatecode.sandbox.results import TestCaseResult, TestOutcome
+from debatecode.sandbox.wire import checker_source
 
 __all__ = [
     "CHECKER_FILE",
@@ -70,12 +70,6 @@ MAX_RECORDS = 10_000
 MESSAGE_CAP = 4000
 
 CheckerMode = Literal["light", "pytest", "probe"]
-
-
-@functools.cache
-def checker_source() -> str:
-    """The checker's source text, written into each job."""
-    return resources.files("debatecode.sandbox._guest").joinpath("checker.py").read_text(encoding="utf-8")
 
 
 @functools.cache

@@ -8,6 +8,10 @@ such line wins.
 
 Warm containers run ``runner.py`` + ``pool_server.py`` as one long-lived
 server: one payload per line in, an ACK line and a result line out per job.
+
+The test checker travels the same way: its parts (``CHECKER_PARTS``: the codec,
+the candidate side, the checker side) are joined into one file,
+``checker_source``, which ``verdict.checker_job`` writes into each job.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from debatecode.sandbox.base import ExecJob, ExecResult
 
 __all__ = [
     "ACK_MARKER",
+    "CHECKER_PARTS",
     "ENV_CHUNK_CHARS",
     "MARKER",
     "MAX_ENV_PAYLOAD_CHARS",
@@ -30,6 +35,7 @@ __all__ = [
     "READY_MARKER",
     "RunnerProtocolError",
     "build_payload",
+    "checker_source",
     "encode_payload",
     "max_result_bytes",
     "parse_runner_output",
@@ -50,6 +56,9 @@ ENV_CHUNK_CHARS = 96_000
 """Each env piece stays under the kernel's MAX_ARG_STRLEN (128 KiB per string)."""
 MAX_ENV_PAYLOAD_CHARS = 1_500_000
 """All pieces together must stay under ARG_MAX (2 MiB with the usual 8 MiB stack rlimit)."""
+CHECKER_PARTS = ("codec.py", "candidate.py", "remote.py", "session.py", "modes.py", "checker.py")
+"""The test checker's source files in ``_guest/``, in the order they are joined: each uses names of those before it."""
+_FUTURE_IMPORT = "\nfrom __future__ import annotations\n"
 
 
 class RunnerProtocolError(ValueError):
@@ -67,6 +76,18 @@ def server_source() -> str:
     """The warm-container server's source (runner + server), to run as ``python3 -c <source> serve``."""
     server = resources.files("debatecode.sandbox._guest").joinpath("pool_server.py").read_text(encoding="utf-8")
     return runner_source() + "\n\n" + server
+
+
+@functools.cache
+def checker_source() -> str:
+    """The test checker as one script (``CHECKER_PARTS`` joined), to write into a job and run.
+
+    A ``from __future__`` import must open a file, so only the first part keeps its own;
+    the others' docstrings and ``TYPE_CHECKING`` blocks stay, inert.
+    """
+    guest = resources.files("debatecode.sandbox._guest")
+    first, *rest = (guest.joinpath(name).read_text(encoding="utf-8") for name in CHECKER_PARTS)
+    return "\n\n".join([first, *(part.replace(_FUTURE_IMPORT, "\n", 1) for part in rest)])
 
 
 def build_payload(
