@@ -66,7 +66,7 @@ def test_continue_with_guidance_at_the_terminal_runs_a_guided_round_that_settles
     assert set(options) == {"A", "B", "C"}, options
     assert options["C"].startswith("Continue with guidance: none of these as it stands; the debate runs one more")
     term.type("c\n")
-    at = term.expect(r"Anything the record should say about it", after=at)
+    at = term.expect(r"Your guidance for the next round", after=at)
     term.type(f"{GUIDANCE}\n")
     code = term.finish()
     assert code == 0, term.seen[-3000:]

@@ -36,14 +36,12 @@ class DesignReplayHuman(ReplayHuman):
     def __init__(self, audit: dict[str, Any]) -> None:
         super().__init__(audit)
         human = [t for t in audit["turns"] if t.get("agent_role") == "human"]
-        self._choice = next(
-            (
-                (t["metadata"].get("choice"), t["metadata"].get("guidance"))
-                for t in human
-                if t.get("phase") == "escalation"
-            ),
-            (None, None),
-        )
+        # Each escalation's recorded answer, in the order they were asked (a guided round can escalate again).
+        self._choices = [
+            (t["metadata"].get("choice"), t["metadata"].get("guidance"))
+            for t in sorted(human, key=lambda t: t.get("seq", 0))
+            if t.get("phase") == "escalation"
+        ]
         clarified = next((t["metadata"].get("clarification") for t in human if t.get("phase") == "analysis"), None)
         self._clarification = clarified.get("answer") if isinstance(clarified, dict) else None
 
@@ -53,7 +51,7 @@ class DesignReplayHuman(ReplayHuman):
         return await super().answer_questions(questions)
 
     async def choose(self, title: str, summary: str, options: list[tuple[str, str]]) -> tuple[str, str | None] | None:
-        choice, guidance = self._choice
+        choice, guidance = self._choices.pop(0) if self._choices else (None, None)
         return (str(choice), guidance) if choice else None
 
 

@@ -75,9 +75,13 @@ class TerminalHuman:
             )
             if not choice:
                 return None
-            guidance = Prompt.ask(
-                "Anything the record should say about it (optional)", default="", console=self.console
+            last = labels[-1] == choice and "guidance" in options[-1][1].lower()
+            question = (
+                "Your guidance for the next round (optional)"
+                if last
+                else "Anything the record should say about it (optional)"
             )
+            guidance = Prompt.ask(question, default="", console=self.console)
             return choice.upper(), guidance.strip() or None
 
     async def approve(self, phase: str, summary: str) -> bool | None:
