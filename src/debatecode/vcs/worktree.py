@@ -13,13 +13,13 @@ commit there, with trailers that tie it to the debate::
 Git runs as ``debatecode <debatecode@localhost>`` with signing, hooks and
 line-ending conversion off, so the user's git config (or its absence) never
 changes what is recorded. A session in a new output folder starts no git
-process: ``git init`` (``_init``), ``git worktree add`` / ``list`` / ``prune``
-/ ``remove`` (``_worktrees``) and each plain file's commit (blob, trees,
-commit, branch, reflog, index; ``_direct``) are written in process as git
-would write them, and reads come from the object database. Where that is not
-certain (attributes, an executable bit, a non-empty ``HEAD`` to check out, a
-resumed branch, an unusual index, configuration or environment) git's own
-commands do it. Git and GitPython errors leave this module only as
+process: libgit2 (pygit2) writes ``git init`` (``_new_repository``), ``git
+worktree add`` / ``list`` / ``prune`` / ``remove`` (``_linked_worktrees``) and
+each plain file's commit (blob, trees, commit, branch, reflog, index;
+``_commits``), and reads ``HEAD``. Where its result might not be git's
+(attributes, an executable bit, a non-empty ``HEAD`` to check out, a resumed
+branch, an unusual configuration or environment: ``_config``) git's own
+commands do it. Git, GitPython and libgit2 errors leave this module only as
 ``VersionControlError`` naming the path. Objects here are not thread-safe.
 """
 
@@ -33,7 +33,14 @@ from pathlib import Path, PurePosixPath
 from debatecode.errors import VersionControlError
 from debatecode.safe_paths import PathOutsideRoot, is_name, path_under
 from debatecode.vcs import history
-from debatecode.vcs._direct import DirectCommits, git_config, in_process_blocker
+from debatecode.vcs._commits import SessionCommits, open_repository
+from debatecode.vcs._config import (
+    add_blocker,
+    attribute_files_outside_tree,
+    git_config,
+    in_process_blocker,
+    init_blocker,
+)
 from debatecode.vcs._git import (
     BRANCH_PREFIX,
     INITIAL_MESSAGE,
@@ -52,22 +59,20 @@ from debatecode.vcs._git import (
     parse_log,
     unified_diff,
 )
-from debatecode.vcs._head import HeadFiles, attribute_files_outside_tree
-from debatecode.vcs._init import exclude_worktrees, init_blocker, init_repository, start_history
-from debatecode.vcs._layout import GitFolders, plain_folders
-from debatecode.vcs._objects import ObjectStore
-from debatecode.vcs._refs import read_ref, symbolic_head
-from debatecode.vcs._worktrees import (
-    add_blocker,
-    add_new_branch,
-    link_intact,
-    listed,
-    prune_stale,
-    registrations,
-    remove,
-)
+from debatecode.vcs._linked_worktrees import add_new_branch, link_intact, registered, remove, worktrees_locked
+from debatecode.vcs._new_repository import exclude_worktrees, has_commits, init_repository, start_history
 
 __all__ = ["BRANCH_PREFIX", "WORKTREES_DIR", "CommitInfo", "SessionWorktree", "VersionRepository"]
+
+
+def common_dir_of(git_dir: Path) -> Path:
+    """The repository's git folder (objects, refs) for a work tree's git folder: itself, or what ``commondir`` names."""
+    try:
+        named = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return git_dir
+    return Path(os.path.normpath(git_dir / named))
+
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +84,6 @@ class _HeadState:
     tracked: bool
     changed: bool
     parent: str
-    tree: str
 
 
 class VersionRepository:
@@ -111,9 +115,10 @@ class VersionRepository:
         with git_errors(self.path, "open the version repository"):
             self.path.mkdir(parents=True, exist_ok=True)
             created = not (self.path / ".git").exists() and self._initialise()
-            folders = plain_folders(self.path) or GitFolders(Path(self._repo.git_dir), Path(self._repo.common_dir))
-            self._git_dir, self._common = folders.git_dir, folders.common_dir
-            if not self._has_commits():
+            self._libgit2 = open_repository(self.path)
+            self._git_dir = Path(self._libgit2.path)
+            self._common = common_dir_of(self._git_dir)
+            if not has_commits(self._libgit2):
                 self._start_history(created)
             exclude_worktrees(self._common)
 
@@ -130,6 +135,7 @@ class VersionRepository:
         """Stop GitPython's helper processes. Session worktrees stay as they are."""
         if self._git_repo is not None:
             self._git_repo.close()
+        self._libgit2.free()
 
     @property
     def _repo(self) -> git.Repo:
@@ -166,27 +172,32 @@ class VersionRepository:
             if (path / ".git").is_file() and not (in_process and link_intact(self._common_dir, path)):
                 # A worktree moved along with out_dir: re-link it before pruning.
                 self._repo.git.worktree("repair", str(path), with_exceptions=False)
-            registered = self._registered_worktrees()
-            if path in registered:
-                if registered[path] != branch:
-                    raise VersionControlError(f"worktree {path} is on {registered[path]!r}, expected {branch!r}")
-                return SessionWorktree(self, session_id, path, branch)
-            if path.exists():
-                if not path.is_dir() or any(path.iterdir()):
-                    raise VersionControlError(f"{path} exists but is not a git worktree; move it away and retry")
-                path.rmdir()
-            if self._add_in_process(path, branch):
-                return SessionWorktree(self, session_id, path, branch)
-            if in_process and read_ref(self._common_dir, f"refs/heads/{branch}") is not None:  # a resumed session
-                self._repo.git.worktree("add", "--quiet", str(path), branch)
-                return SessionWorktree(self, session_id, path, branch)
-            try:  # a new session's branch first: it needs no check, and git refuses a branch that exists
-                self._repo.git.worktree("add", "--quiet", "-b", branch, str(path), "HEAD")
-            except git.GitCommandError:
-                if not self._branch_exists(branch):
-                    raise
-                self._repo.git.worktree("add", "--quiet", str(path), branch)
+            with worktrees_locked(self._common_dir):  # no other debatecode process adds or prunes meanwhile
+                self._add_worktree(path, branch, in_process)
         return SessionWorktree(self, session_id, path, branch)
+
+    def _add_worktree(self, path: Path, branch: str, in_process: bool) -> None:
+        """Make ``path`` the worktree of ``branch``: reuse a registered one, else add it (and the branch if new)."""
+        registered = self._registered_worktrees()
+        if path in registered:
+            if registered[path] != branch:
+                raise VersionControlError(f"worktree {path} is on {registered[path]!r}, expected {branch!r}")
+            return
+        if path.exists():
+            if not path.is_dir() or any(path.iterdir()):
+                raise VersionControlError(f"{path} exists but is not a git worktree; move it away and retry")
+            path.rmdir()
+        if self._add_in_process(path, branch):
+            return
+        if in_process and f"refs/heads/{branch}" in self._libgit2.references:  # a resumed session
+            self._repo.git.worktree("add", "--quiet", str(path), branch)
+            return
+        try:  # a new session's branch first: it needs no check, and git refuses a branch that exists
+            self._repo.git.worktree("add", "--quiet", "-b", branch, str(path), "HEAD")
+        except git.GitCommandError:
+            if not self._branch_exists(branch):
+                raise
+            self._repo.git.worktree("add", "--quiet", str(path), branch)
 
     def session_branches(self) -> list[str]:
         """The names of all ``debate/...`` branches, sorted.
@@ -275,12 +286,13 @@ class VersionRepository:
                 # every version worth keeping is already committed on the branch.
                 if in_process:
                     try:
-                        remove(self._common_dir, path)
+                        with worktrees_locked(self._common_dir):
+                            remove(self._libgit2, self._common_dir, path)
                         return
                     except DirectWriteRefused as exc:
                         logger.info("git removes the worktree %s: %s", path, exc)
                 self._repo.git.worktree("remove", "--force", str(path))  # also drops its entry in .git/worktrees
-            elif not in_process or prune_stale(self._common_dir) is None:
+            elif not in_process or self._prune_in_process() is None:
                 self._repo.git.worktree("prune")
 
     @property
@@ -309,14 +321,6 @@ class VersionRepository:
         init.init(f"--initial-branch={MAIN_BRANCH}", "--quiet")
         return True
 
-    def _has_commits(self) -> bool:
-        """Whether ``HEAD`` names a commit, read from the ref files and the object database where they are plain."""
-        ref = symbolic_head(self._git_dir)
-        sha = read_ref(self._common_dir, ref) if ref is not None and ref.startswith("refs/heads/") else None
-        if sha is not None and len(sha) == 40:
-            return ObjectStore(self._common_dir / "objects").has(sha)
-        return bool(self._repo.head.is_valid())  # unborn (no process), detached or unusual: GitPython decides
-
     def _add_in_process(self, path: Path, branch: str) -> bool:
         """``git worktree add -b <branch> <path> HEAD`` without a process; False when git's command must do it."""
         common = self._common_dir
@@ -326,7 +330,7 @@ class VersionRepository:
             blocker = add_blocker(git_config(common))
         if blocker is None:
             try:
-                add_new_branch(common, path, branch)
+                add_new_branch(self._libgit2, common, path, branch)
                 return True
             except DirectWriteRefused as exc:
                 blocker = str(exc)
@@ -343,7 +347,7 @@ class VersionRepository:
         if created and self._in_process_blocker() is None:
             # git init wrote HEAD -> main; write what mktree, commit-tree and update-ref would, without the processes
             try:
-                start_history(self._common_dir)
+                start_history(self._libgit2)
             except DirectWriteRefused:
                 if not self._branch_exists(MAIN_BRANCH):  # else another process just started it
                     raise
@@ -377,13 +381,16 @@ class VersionRepository:
         except (FileNotFoundError, NotADirectoryError):  # none, or the last one removed meanwhile
             return {}
         if self._in_process_blocker() is None:
-            remaining = prune_stale(self._common_dir)
-            if remaining is None:  # an entry only git's rules can judge
-                self._repo.git.worktree("prune")
-                remaining = registrations(self._common_dir)
-            return listed(remaining)
-        self._repo.git.worktree("prune")
-        return self._worktrees()
+            remaining = self._prune_in_process()
+            if remaining is not None:
+                return remaining
+        self._repo.git.worktree("prune")  # an entry only git's rules can judge, or git does all
+        remaining = self._prune_in_process() if self._in_process_blocker() is None else None
+        return remaining if remaining is not None else self._worktrees()
+
+    def _prune_in_process(self) -> dict[Path, str | None] | None:
+        """The registered worktrees once libgit2 pruned those whose folder is gone; None when git's prune must run."""
+        return registered(self._libgit2, self._common_dir)
 
     def _worktrees(self) -> dict[Path, str | None]:
         """Registered worktree path -> checked-out branch (None when detached)."""
@@ -416,14 +423,13 @@ class SessionWorktree:
         self._git_repo: git.Repo | None = None
         self._real_path = os.path.realpath(path)
         with git_errors(path, "open the worktree"):
-            folders = plain_folders(path) or GitFolders(Path(self._repo.git_dir), Path(self._repo.common_dir))
-            common = folders.common_dir
-            objects = ObjectStore(common / "objects")
-            self._head = HeadFiles(folders.git_dir, common, objects, lambda: self._repo)
+            self._libgit2 = open_repository(path)
+            self._head = SessionCommits(self._libgit2)
+            common = common_dir_of(Path(self._libgit2.path))
             config = git_config(common)
             self._outside_attributes = attribute_files_outside_tree(config, common)
             blocker = in_process_blocker(config)
-            self._direct = DirectCommits(folders.git_dir, common, objects, config) if blocker is None else None
+            self._in_process = blocker is None
         if blocker is not None:
             logger.info("session %s: git makes every commit (%s)", session_id, blocker)
 
@@ -488,9 +494,9 @@ class SessionWorktree:
             if state is None:
                 self._stage_compare_commit(rel, text)
             elif state.changed:
-                if self._direct is not None:
+                if self._in_process:
                     try:
-                        return self._direct.commit(rel, data, target, text, state.parent, state.tree)
+                        return self._head.commit(rel, data, text, state.parent)
                     except DirectWriteRefused as exc:
                         logger.info("git commits %s in %s: %s", rel, self.path, exc)
                 try:
@@ -518,7 +524,7 @@ class SessionWorktree:
             if entry is None:
                 return unified_diff(None, content, rel)
             if entry.kind != "blob":
-                raise VersionControlError(f"cannot diff {rel} in {self.path}: it is a {entry.kind_name}, not a file")
+                raise VersionControlError(f"cannot diff {rel} in {self.path}: it is a {entry.kind}, not a file")
             previous = self._head.content(entry).decode("utf-8", errors="replace")
         return unified_diff(previous, content, rel)
 
@@ -561,6 +567,7 @@ class SessionWorktree:
         self._closed = True
         if self._git_repo is not None:
             self._git_repo.close()
+        self._libgit2.free()
         if remove_worktree:
             self._repository._remove_worktree(self.path)
 
@@ -574,13 +581,12 @@ class SessionWorktree:
         if self._attributes_may_apply(rel) or target.stat().st_mode & 0o111:
             return None
         parent = self._head.head_sha()
-        tree = self._head.tree_sha(parent)
         entry = self._head.entry(rel, parent)
         if entry is None:
-            return _HeadState(tracked=False, changed=True, parent=parent, tree=tree)
+            return _HeadState(tracked=False, changed=True, parent=parent)
         if entry.kind != "blob" or entry.mode != REGULAR_FILE_MODE:
             return None
-        return _HeadState(tracked=True, changed=entry.sha != blob_sha(data), parent=parent, tree=tree)
+        return _HeadState(tracked=True, changed=entry.sha != blob_sha(data), parent=parent)
 
     def _stage_compare_commit(self, rel: str, text: str) -> None:
         """Stage ``rel`` and commit it if the staged file differs from ``HEAD``, asking git each step."""
