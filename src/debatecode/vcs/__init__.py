@@ -1,11 +1,11 @@
-"""Per-session git version history (GitPython).
+"""Per-session git version history (libgit2 through pygit2 writes it; GitPython reads it back).
 
 ``VersionRepository(out_dir).open_session(session_id)`` gives a worktree at
 ``out_dir/.worktrees/<session_id>`` on branch ``debate/<session_id>``, where every
 changed code version becomes one commit; ``version_message`` writes the commit
 message (phase, agent, round, tests, quality score). File history, blame,
-diffs and exports read the committed history back. GitPython is imported on
-first use.
+diffs and exports read the committed history back. pygit2 and GitPython are
+imported on first use.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from debatecode.vcs._git import (
     reflog_message,
 )
 
-__all__ = ["HeadEntry", "SessionCommits", "ident_text", "open_repository", "signature"]
+__all__ = ["HeadEntry", "HeadState", "SessionCommits", "ident_text", "open_repository", "signature"]
 
 
 def signature(timestamp: int | None = None) -> pygit2.Signature:
@@ -65,6 +65,15 @@ class HeadEntry:
     sha: str
 
 
+@dataclass(frozen=True, slots=True)
+class HeadState:
+    """How a plain file about to be committed stands against ``HEAD``: in its tree or not, changed, and ``HEAD``."""
+
+    tracked: bool
+    changed: bool
+    parent: str
+
+
 class SessionCommits:
     """Reads of ``HEAD`` and in-process commits in one worktree (``repo``: its ``open_repository``).
 
@@ -95,6 +104,17 @@ class SessionCommits:
             return None
         kind = {"tree": "tree", "commit": "submodule"}.get(found.type_str, "blob")
         return HeadEntry(kind, found.filemode, str(found.id))
+
+    def state(self, rel: str, data: bytes) -> HeadState | None:
+        """Whether ``rel`` is in ``HEAD`` and whether ``data`` differs from it; None when ``HEAD`` holds it as other
+        than a plain file (a folder, a submodule, an executable or a symlink): git's commands decide then."""
+        parent = self.head_sha()
+        entry = self.entry(rel, parent)
+        if entry is None:
+            return HeadState(tracked=False, changed=True, parent=parent)
+        if entry.kind != "blob" or entry.mode != REGULAR_FILE_MODE:
+            return None
+        return HeadState(tracked=True, changed=entry.sha != blob_sha(data), parent=parent)
 
     def content(self, entry: HeadEntry) -> bytes:
         """The bytes of the blob ``entry``."""

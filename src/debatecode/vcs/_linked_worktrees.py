@@ -34,7 +34,15 @@ import pygit2
 from debatecode.vcs import _commits
 from debatecode.vcs._git import DirectWriteRefused
 
-__all__ = ["add_new_branch", "link_intact", "registered", "remove", "worktrees_locked"]
+__all__ = [
+    "add_new_branch",
+    "common_dir_of",
+    "link_intact",
+    "parse_worktree_list",
+    "registered",
+    "remove",
+    "worktrees_locked",
+]
 
 _ADMIN = "worktrees"
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -52,6 +60,28 @@ def worktrees_locked(common_dir: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def common_dir_of(git_dir: Path) -> Path:
+    """The repository's git folder (objects, refs) for a work tree's git folder: itself, or what ``commondir`` names."""
+    try:
+        named = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return git_dir
+    return Path(os.path.normpath(git_dir / named))
+
+
+def parse_worktree_list(output: str) -> dict[Path, str | None]:
+    """Worktree folder -> checked-out branch (None when detached) from ``git worktree list --porcelain -z``."""
+    worktrees: dict[Path, str | None] = {}
+    current: Path | None = None
+    for entry in output.split("\0"):
+        if entry.startswith("worktree "):
+            current = Path(entry.removeprefix("worktree ")).resolve()
+            worktrees[current] = None
+        elif entry.startswith("branch ") and current is not None:
+            worktrees[current] = entry.removeprefix("branch ").removeprefix("refs/heads/")
+    return worktrees
 
 
 def _read_text(path: Path) -> str | None:

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from debatecode.errors import VersionControlError
 from debatecode.safe_paths import PathOutsideRoot, is_name, path_under
 from debatecode.vcs import history
-from debatecode.vcs._commits import SessionCommits, open_repository
+from debatecode.vcs._commits import HeadState, SessionCommits, open_repository
 from debatecode.vcs._config import (
     add_blocker,
     attribute_files_outside_tree,
@@ -46,12 +45,10 @@ from debatecode.vcs._git import (
     INITIAL_MESSAGE,
     LOG_FORMAT,
     MAIN_BRANCH,
-    REGULAR_FILE_MODE,
     SESSION_TRAILER,
     WORKTREES_DIR,
     CommitInfo,
     DirectWriteRefused,
-    blob_sha,
     compose_message,
     git,
     git_environment,
@@ -59,31 +56,21 @@ from debatecode.vcs._git import (
     parse_log,
     unified_diff,
 )
-from debatecode.vcs._linked_worktrees import add_new_branch, link_intact, registered, remove, worktrees_locked
+from debatecode.vcs._linked_worktrees import (
+    add_new_branch,
+    common_dir_of,
+    link_intact,
+    parse_worktree_list,
+    registered,
+    remove,
+    worktrees_locked,
+)
 from debatecode.vcs._new_repository import exclude_worktrees, has_commits, init_repository, start_history
 
 __all__ = ["BRANCH_PREFIX", "WORKTREES_DIR", "CommitInfo", "SessionWorktree", "VersionRepository"]
 
 
-def common_dir_of(git_dir: Path) -> Path:
-    """The repository's git folder (objects, refs) for a work tree's git folder: itself, or what ``commondir`` names."""
-    try:
-        named = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        return git_dir
-    return Path(os.path.normpath(git_dir / named))
-
-
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class _HeadState:
-    """How a file about to be committed stands against ``HEAD``."""
-
-    tracked: bool
-    changed: bool
-    parent: str
 
 
 class VersionRepository:
@@ -393,17 +380,8 @@ class VersionRepository:
         return registered(self._libgit2, self._common_dir)
 
     def _worktrees(self) -> dict[Path, str | None]:
-        """Registered worktree path -> checked-out branch (None when detached)."""
-        output = self._repo.git.worktree("list", "--porcelain", "-z", strip_newline_in_stdout=False)
-        worktrees: dict[Path, str | None] = {}
-        current: Path | None = None
-        for entry in output.split("\0"):
-            if entry.startswith("worktree "):
-                current = Path(entry.removeprefix("worktree ")).resolve()
-                worktrees[current] = None
-            elif entry.startswith("branch ") and current is not None:
-                worktrees[current] = entry.removeprefix("branch ").removeprefix("refs/heads/")
-        return worktrees
+        """Registered worktree path -> checked-out branch (None when detached), as ``git worktree list`` says."""
+        return parse_worktree_list(self._repo.git.worktree("list", "--porcelain", "-z", strip_newline_in_stdout=False))
 
 
 class SessionWorktree:
@@ -571,22 +549,15 @@ class SessionWorktree:
         if remove_worktree:
             self._repository._remove_worktree(self.path)
 
-    def _state_at_head(self, rel: str, target: Path, data: bytes) -> _HeadState | None:
-        """Whether ``rel`` is in ``HEAD`` and whether ``data`` differs from it, or None when only git can tell.
+    def _state_at_head(self, rel: str, target: Path, data: bytes) -> HeadState | None:
+        """How ``rel`` stands against ``HEAD``, or None when only git can tell.
 
-        Only git can tell when it might store other bytes than ``data`` (an
-        attributes file may filter or convert them) or another mode than a
-        plain file's.
+        Only git can tell when it might store other bytes than ``data`` (an attributes file may filter or convert
+        them) or another mode than a plain file's.
         """
         if self._attributes_may_apply(rel) or target.stat().st_mode & 0o111:
             return None
-        parent = self._head.head_sha()
-        entry = self._head.entry(rel, parent)
-        if entry is None:
-            return _HeadState(tracked=False, changed=True, parent=parent)
-        if entry.kind != "blob" or entry.mode != REGULAR_FILE_MODE:
-            return None
-        return _HeadState(tracked=True, changed=entry.sha != blob_sha(data), parent=parent)
+        return self._head.state(rel, data)
 
     def _stage_compare_commit(self, rel: str, text: str) -> None:
         """Stage ``rel`` and commit it if the staged file differs from ``HEAD``, asking git each step."""
