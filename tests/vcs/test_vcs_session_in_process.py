@@ -71,7 +71,8 @@ def _normalised_index(path: Path) -> object:
 
 
 def snapshot(out: Path) -> dict[str, object]:
-    """Every folder and file under ``out`` with its mode and content (objects decompressed, index stat data left out)."""
+    """Every folder and file under ``out`` with its mode and content (objects decompressed, index stat data left out),
+    and what ``git worktree list`` and ``git log --all`` show there."""
     found: dict[str, object] = {}
     for item in sorted(out.rglob("*")):
         relative = item.relative_to(out).as_posix()
@@ -90,6 +91,9 @@ def snapshot(out: Path) -> dict[str, object]:
         if "/logs/" in f"/{relative}":
             data = REFLOG_TIME.sub(rb"\1 <date>", data)
         found[relative] = (mode, data.replace(str(out.resolve()).encode(), b"<out>"))
+    for command in (("worktree", "list", "--porcelain"), ("log", "--all", "--format=%H %P %s%n%b", "--graph")):
+        shown = subprocess.run(["git", *command], cwd=out, capture_output=True, text=True, check=True).stdout
+        found["$ git " + " ".join(command)] = shown.replace(str(out.resolve()), "<out>")  # what a user's git shows
     return found
 
 
