@@ -18,8 +18,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
+
+from debatecode.cli.output import make_console
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,8 +45,8 @@ __all__ = [
     "setup_logging",
 ]
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 logger = logging.getLogger("debatecode.cli")
 
 STORE_CONFIG_HELP = "Config file (default: ./debatecode.toml if present); its store_url picks the store."

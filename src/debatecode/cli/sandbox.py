@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from debatecode.cli.common import fail
-from debatecode.cli.output import json_option, print_json
+from debatecode.cli.output import json_option, make_console, print_json
 
 if TYPE_CHECKING:
     from debatecode.config import SandboxSettings
@@ -35,7 +35,7 @@ app = typer.Typer(
 
 
 def _console() -> Console:
-    return Console(highlight=False)
+    return make_console()
 
 
 @app.command()
