@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -48,6 +47,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
 from pydantic import BaseModel
 
 from debatecode.bench.swebench._dockerfiles import BASE_DOCKERFILE, ENV_DOCKERFILE, INSTANCE_DOCKERFILE
@@ -135,17 +135,15 @@ class ImageSet(BaseModel):
 def node_lock(tag: str) -> Iterator[None]:
     """Hold this machine's file lock of ``tag`` (blocking): one process at a time builds an image tag.
 
-    The lock is ``flock`` on a file under ``<tmp>/debatecode-swebench-locks/``; the
-    kernel releases it when its holder exits, even when killed.
+    The lock is filelock's ``FileLock`` (``flock`` on Unix) on a file under
+    ``<tmp>/debatecode-swebench-locks/``; the kernel releases it when its holder
+    exits, even when killed. Each call takes a lock of its own, so two threads of
+    one process wait for each other too.
     """
     folder = Path(tempfile.gettempdir()) / "debatecode-swebench-locks"
     folder.mkdir(parents=True, exist_ok=True)
-    with (folder / f"{_hash(tag)}.lock").open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with FileLock(folder / f"{_hash(tag)}.lock"):
+        yield
 
 
 def _hash(*parts: str | bytes) -> str:
