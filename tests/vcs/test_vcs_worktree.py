@@ -6,6 +6,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pygit2
 import pytest
 from git import GitCommandError
 
@@ -336,6 +337,17 @@ def test_git_failures_become_version_control_errors_naming_the_path(
     (occupied / "stray.txt").write_text("x")
     with pytest.raises(VersionControlError, match="not a git worktree"):
         repo.open_session("s9")
+
+
+def test_libgit2_failures_become_version_control_errors_naming_the_path(repo: VersionRepository) -> None:
+    worktree = repo.open_session("s1")
+    worktree.commit_version("a.py", "a = 1\n", "v1")
+    (repo.path / ".git" / "refs" / "heads" / "debate" / "s1").write_text("f" * 40 + "\n")  # a commit that is not there
+    with pytest.raises(VersionControlError, match="is missing") as caught:
+        worktree.diff_from_previous("a.py", "a = 2\n")
+    assert str(worktree.path) in str(caught.value)
+    assert isinstance(caught.value.__cause__, pygit2.GitError)
+    worktree.close()
 
 
 def test_vcs_package_exports_exactly_its_public_api() -> None:

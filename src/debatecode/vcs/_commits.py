@@ -91,13 +91,19 @@ class SessionCommits:
         """
         return str(self._repo.head.target)
 
-    def tree_sha(self, commit: str) -> str:
-        """The sha of commit ``commit``'s tree."""
-        return str(self._repo[commit].peel(pygit2.Commit).tree_id)
+    def _object(self, sha: str) -> pygit2.Object:
+        try:
+            return self._repo[sha]
+        except KeyError:
+            raise pygit2.GitError(f"object {sha} is missing from the repository") from None
 
     def entry(self, relpath: str, commit: str | None = None) -> HeadEntry | None:
-        """The entry of ``relpath`` in the tree of ``commit`` (default: ``HEAD``), or None when it holds no such path."""
-        tree = self._repo[commit or self.head_sha()].peel(pygit2.Commit).tree
+        """The entry of ``relpath`` in the tree of ``commit`` (default: ``HEAD``), or None when it holds no such path.
+
+        Raises:
+            pygit2.GitError: ``HEAD`` names no commit, or an object is missing.
+        """
+        tree = self._object(commit or self.head_sha()).peel(pygit2.Commit).tree
         try:
             found = tree[relpath]
         except KeyError:
@@ -118,7 +124,7 @@ class SessionCommits:
 
     def content(self, entry: HeadEntry) -> bytes:
         """The bytes of the blob ``entry``."""
-        return bytes(self._repo[entry.sha].peel(pygit2.Blob).data)
+        return bytes(self._object(entry.sha).peel(pygit2.Blob).data)
 
     def commit(self, rel: str, data: bytes, message: str, parent: str) -> str:
         """Commit ``data`` (already written in the worktree) as plain file ``rel`` on top of ``parent``; return the sha.

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+import pygit2
+
 from debatecode.errors import VersionControlError
 
 try:
@@ -96,10 +98,10 @@ def _describe(exc: BaseException) -> str:
 
 @contextmanager
 def git_errors(path: Path, action: str) -> Iterator[None]:
-    """Turn git, GitPython and file-system errors into ``VersionControlError``."""
+    """Turn git, GitPython, libgit2 (pygit2) and file-system errors into ``VersionControlError``."""
     try:
         yield
-    except (git.GitError, gitdb.exc.ODBError, DirectWriteRefused, OSError) as exc:
+    except (git.GitError, gitdb.exc.ODBError, pygit2.GitError, DirectWriteRefused, OSError) as exc:
         raise VersionControlError(f"cannot {action} in {path}: {_describe(exc)}") from exc
 
 
