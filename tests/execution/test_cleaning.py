@@ -211,10 +211,10 @@ async def test_a_drafted_candidate_with_module_level_prints_runs_its_tests_silen
     drafts = run.journal.turns(kind="draft")
     assert drafts and all(turn.code is not None and "print" not in turn.code for turn in drafts)
     assert drafts[0].metadata["cleaned"] == ["line 6: print(add(20260, 1))", 'line 7: print("SHOWN-AT-IMPORT")']
-    candidate = run.ws.candidates["agent-1"]
+    candidate = run.state.candidates["agent-1"]
     assert candidate.report.cases and candidate.report.all_passed, candidate.report
     assert "20261" not in candidate.report.output and "SHOWN-AT-IMPORT" not in candidate.report.output
 
     # The same code uncleaned does print when its tests run: the check above can fail.
     uncleaned = PRINTING_DRAFT.split("```python\n")[1].removesuffix("```")
-    assert "SHOWN-AT-IMPORT" in (await run.ws.tests.run(uncleaned)).output
+    assert "SHOWN-AT-IMPORT" in (await run.workspace.tests.run(uncleaned)).output

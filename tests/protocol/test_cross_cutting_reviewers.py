@@ -70,7 +70,7 @@ def test_without_an_ordering_reviewers_still_speak_in_the_fixed_cross_cutting_or
     config = harness.config("scripted/unused", agents=2, **{"review.reviewers": REVIEWERS, **QUIET})
     agents = plan_participants(config, load_task(ADD_TASK), lambda model: "chat").agents
     run: Any = SimpleNamespace(config=config, agents=agents, deps=SimpleNamespace(ordering=None))
-    assert [a.id for a in ReviewPhase().reviewers(run, 1)] == SPEAKING_ORDER
+    assert [a.id for a in ReviewPhase(config.review).reviewers(run, 1)] == SPEAKING_ORDER
 
 
 async def test_a_code_debate_is_reviewed_by_the_cross_cutting_specialists_in_order(harness: Harness) -> None:

@@ -25,8 +25,8 @@ async def test_a_phase_runs_on_hand_built_state_and_deps(harness: Harness, tmp_p
 
     summary = await ProposalPhase().execute(run, 0)
 
-    assert set(run.ws.candidates) >= {"agent-1", "agent-2", "agent-3"}, summary
-    assert run.ws.candidates["agent-2"].report.passed == run.ws.candidates["agent-1"].report.passed
+    assert set(run.state.candidates) >= {"agent-1", "agent-2", "agent-3"}, summary
+    assert run.state.candidates["agent-2"].report.passed == run.state.candidates["agent-1"].report.passed
     assert [t.seq for t in run.journal.turns()] == list(range(1, len(run.journal) + 1))
     assert run.deps.budget.used == sum(t.prompt_tokens + t.completion_tokens for t in run.journal.turns())
 
@@ -41,15 +41,15 @@ async def test_a_vote_between_rounds_leaves_the_outcome_and_dissents_alone(harne
     run.state.dissents.append(Dissent(role="contrarian", agent="x", phase="proposal", text="keep me"))
     before = (run.state.outcome.model_copy(), list(run.state.dissents))
 
-    reason = await round_vote(run, 1)
+    reason = await round_vote(run, 1, config.convergence, rounds=config.rounds)
 
     assert reason is not None and reason.startswith("converged: the vote reached its threshold")
     assert (run.state.outcome, run.state.dissents) == before
     assert [t.metadata["kind"] for t in run.journal.turns(phase="convergence")].count("vote") >= 2
 
-    await ConvergencePhase().execute(run, 0)
+    await ConvergencePhase(config.convergence).execute(run, 0)
     record = run.state.outcome.to_record()
-    assert record["method"] in ("vote", "most_tests") and record["winner"] in run.ws.candidates
+    assert record["method"] in ("vote", "most_tests") and record["winner"] in run.state.candidates
     assert "stop_reason" not in record, "only the fields a session set are stored"
 
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from debatecode.execution.inputs import generated_inputs
 from debatecode.execution.probes import ProbeResult
 from debatecode.execution.ranking import Evidence, Ranked, behaviour_of, rank_candidates
+from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.run import DebateRun
-from debatecode.protocol.workspace import Candidate
 from debatecode.store.records import TurnRecord
 
 __all__ = ["BehaviourRanking", "normalised_code", "rank_by_behaviour"]
@@ -93,7 +93,7 @@ def _code_id(keys: list[str], key: str) -> str:
 async def _probe_turn(run: DebateRun, codes: list[str], inputs: list[str], phase: str, kind: str) -> TurnRecord:
     results: dict[str, list[ProbeResult]] = {}
     for index, code in enumerate(codes):
-        results[f"code-{index + 1}"] = await run.ws.probes.run(code, inputs)
+        results[f"code-{index + 1}"] = await run.workspace.probes.run(code, inputs)
     behaviours = {code_id: list(behaviour_of(rows)) for code_id, rows in results.items()}
     differing = sum(1 for i in range(len(inputs)) if len({b[i] for b in behaviours.values()}) > 1)
     summary = f"{len(codes)} distinct candidates on {len(inputs)} generated inputs: they differ on {differing}"

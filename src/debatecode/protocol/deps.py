@@ -1,7 +1,9 @@
 """``SessionDeps`` and ``DebateDeps``: the services one session's steps use, all typed, none looked up by name.
 
-The engine builds them per session (:meth:`DebateEngine._build_run`); a phase
-test can build them by hand around a scripted model and a dummy sandbox.
+The engine builds them once per session (:meth:`DebateEngine._build_run`) and
+never changes them afterwards (the dataclasses are frozen); what a session
+changes as it goes is its state (``DebateState``, ``DesignState``). A phase
+test builds them by hand around a scripted model and fake test runners.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["DebateDeps", "SessionDeps"]
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class SessionDeps:
     """What any session's steps call to take turns: the model, the bus, the journal and the budgets."""
 
@@ -42,9 +44,9 @@ class SessionDeps:
     """The person overseeing the debate, when running interactively."""
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class DebateDeps(SessionDeps):
-    """What a code debate's phases call besides: the code workspace and the protocol services."""
+    """What a code debate's phases call besides: the code services (test runners, worktree, hooks) and the protocol's."""
 
     workspace: CodeWorkspace
     topology: Topology | None = None
@@ -55,3 +57,4 @@ class DebateDeps(SessionDeps):
     memory: EpisodicMemory | None = None
     wisdom: WisdomStore | None = None
     reflexion: ReflexionLoop | None = None
+    """The Reflexion loop (``reflexion.enabled`` or the ``reflexion`` strategy): settings and memory, given the run."""

@@ -38,8 +38,8 @@ from debatecode.protocol.gates import GateKeeper
 from debatecode.protocol.human import CheckpointDecision, HumanInterface
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.recorder import StoreRecorder
+from debatecode.protocol.session_run import SessionRun
 from debatecode.protocol.state import SessionStatus, TurnRecord
-from debatecode.protocol.turns import SessionRun
 from debatecode.store.repository import SessionStore
 
 __all__ = ["CheckpointPaused", "GateRejected", "ProtocolPlan", "RunT", "SessionDriver", "Step", "StepTimedOut"]

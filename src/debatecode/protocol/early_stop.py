@@ -16,9 +16,10 @@ import logging
 
 from debatecode.execution.inputs import generated_inputs
 from debatecode.execution.probes import ProbeResult
+from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.run import DebateRun
-from debatecode.protocol.workspace import Candidate
+from debatecode.protocol.settings import ConvergenceSettings
 from debatecode.store.records import TurnRecord
 from debatecode.task import Task
 
@@ -45,17 +46,18 @@ def agreement_probes(task: Task, limit: int) -> list[str]:
     return generated_inputs(task, limit=limit, seed=0)
 
 
-async def early_agreement(run: DebateRun) -> str | None:
+async def early_agreement(run: DebateRun, settings: ConvergenceSettings) -> str | None:
     """Why the debate can stop before its loop, or None when it must run.
 
-    Needs ``convergence.early_stop`` on, at least ``quorum`` authors' candidates passing every visible
+    Needs ``settings.early_stop`` on, at least ``quorum`` authors' candidates passing every visible
     test, and those candidates giving identical results on every probe.
     """
-    settings = run.config.convergence
     authors = [a.id for a in run.authors()]
     if not settings.early_stop or not authors:
         return None
-    passing = [c for agent_id in authors if (c := run.ws.candidates.get(agent_id)) is not None and c.all_visible_pass()]
+    passing = [
+        c for agent_id in authors if (c := run.state.candidates.get(agent_id)) is not None and c.all_visible_pass()
+    ]
     if len(passing) < quorum(len(authors)):
         return None
     if run.state.stop_reason.startswith("early stop"):
@@ -81,7 +83,7 @@ async def early_agreement(run: DebateRun) -> str | None:
 async def _probe_turn(run: DebateRun, passing: list[Candidate], calls: list[str], kind: str) -> TurnRecord:
     results: dict[str, list[ProbeResult]] = {}
     for candidate in passing:
-        results[candidate.agent_id] = await run.ws.probes.run(candidate.code or "", calls)
+        results[candidate.agent_id] = await run.workspace.probes.run(candidate.code or "", calls)
     first = next(iter(results.values()))
     disagreements = [
         call

@@ -231,10 +231,7 @@ class DebateEngine(SessionDriver[DebateRun]):
             raise
         memory, wisdom, opened = await asyncio.to_thread(self._open_memory)
         try:
-            run = self._build_run(session, task, worktree, resumed, budget)
-            run.deps.memory, run.deps.wisdom = memory, wisdom
-            if self.config.reflexion.enabled or self.config.strategy == "reflexion":
-                run.deps.reflexion = ReflexionLoop(run, self.config.reflexion, memory)
+            run = self._build_run(session, task, worktree, resumed, budget, memory, wisdom)
             return await self._drive(run, started, prior_tokens, resumed)
         finally:
             versions.close()
@@ -265,7 +262,14 @@ class DebateEngine(SessionDriver[DebateRun]):
         return memory, wisdom, opened
 
     def _build_run(
-        self, session: SessionRecord, task: Task, worktree: SessionWorktree, resumed: bool, budget: TokenBudget
+        self,
+        session: SessionRecord,
+        task: Task,
+        worktree: SessionWorktree,
+        resumed: bool,
+        budget: TokenBudget,
+        memory: EpisodicMemory | None,
+        wisdom: WisdomStore | None,
     ) -> DebateRun:
         stored_turns = self.store.turns(session.id) if resumed else []
         stored_versions = self.store.versions(session.id) if resumed else []
@@ -286,12 +290,6 @@ class DebateEngine(SessionDriver[DebateRun]):
             journal=journal,
             bus=self.bus,
             quality=self.config.quality,
-            stored_versions={
-                str(v.metrics.get("turn") or v.turn_id): v
-                for v in stored_versions
-                if v.metrics.get("turn") or v.turn_id
-            },
-            next_version=max((v.version_number for v in stored_versions), default=0) + 1,
         )
         participants = plan_participants(self.config, task, self.llm.prompt_style, self.llm.code_reply)
         deps = DebateDeps(
@@ -305,8 +303,24 @@ class DebateEngine(SessionDriver[DebateRun]):
             satisfaction=participants.satisfaction,
             allowance=participants.allowance,
             human=self.human,
+            memory=memory,
+            wisdom=wisdom,
+            reflexion=(
+                ReflexionLoop(self.config.reflexion, memory)
+                if self.config.reflexion.enabled or self.config.strategy == "reflexion"
+                else None
+            ),
         )
-        state = DebateState(planning_style=participants.planning_style, planning_reason=participants.planning_reason)
+        state = DebateState(
+            planning_style=participants.planning_style,
+            planning_reason=participants.planning_reason,
+            versions={
+                str(v.metrics.get("turn") or v.turn_id): v
+                for v in stored_versions
+                if v.metrics.get("turn") or v.turn_id
+            },
+            next_version=max((v.version_number for v in stored_versions), default=0) + 1,
+        )
         return DebateRun(session=session, config=self.config, agents=participants.agents, state=state, deps=deps)
 
     async def _drive(self, run: DebateRun, started: float, prior_tokens: int, resumed: bool) -> DebateResult:
@@ -318,7 +332,7 @@ class DebateEngine(SessionDriver[DebateRun]):
         return result
 
     async def _early_stop(self, run: DebateRun, step: str) -> str | None:
-        return await early_agreement(run) if step in _EARLY_STOP_AFTER else None
+        return await early_agreement(run, self.config.convergence) if step in _EARLY_STOP_AFTER else None
 
     async def _run_steps(self, run: DebateRun, plan: ProtocolPlan[DebateRun]) -> None:
         if run.deps.wisdom is not None:
@@ -364,7 +378,7 @@ class DebateEngine(SessionDriver[DebateRun]):
         state.outcome.planning_style = state.planning_style
         state.outcome.topology = self.config.topology.type
         outcome = state.outcome.to_record()
-        winner = run.ws.candidates.get(state.outcome.winner or "")
+        winner = run.state.candidates.get(state.outcome.winner or "")
         session = run.session
         fields: dict[str, Any] = {
             **self._session_totals(run, started, prior_tokens),
@@ -376,7 +390,7 @@ class DebateEngine(SessionDriver[DebateRun]):
         solution_path, report_path = await asyncio.to_thread(write_outputs, run, final, winner)
         self._emit_finished(run, status, outcome, error, fields)
         try:
-            await asyncio.to_thread(run.ws.worktree.close, self.config.vcs.removes_worktree(status))
+            await asyncio.to_thread(run.workspace.worktree.close, self.config.vcs.removes_worktree(status))
         except VersionControlError as exc:
             logger.warning("could not clean up the worktree of session %s: %s", session.id, exc)
         final = self.store.get_session(session.id)
@@ -385,7 +399,7 @@ class DebateEngine(SessionDriver[DebateRun]):
             status=status,
             code=winner.code if winner else None,
             passed=winner.passed if winner else 0,
-            total=winner.report.total if winner else len(run.ws.task.test_names),
+            total=winner.report.total if winner else len(run.task.test_names),
             solution_path=solution_path,
             report_path=report_path,
             error=error,

@@ -22,7 +22,7 @@ from debatecode.protocol.settings import GateSettings
 from debatecode.protocol.state import GateRecord, TurnRecord
 
 if TYPE_CHECKING:
-    from debatecode.protocol.turns import SessionRun
+    from debatecode.protocol.session_run import SessionRun
     from debatecode.store.repository import SessionStore
 
 __all__ = ["GateKeeper", "approves", "rejecting_gate"]

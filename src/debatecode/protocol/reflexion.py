@@ -7,8 +7,11 @@ regenerate with *all* earlier reflections in context, until every test
 passes, the candidate's confidence (the share of tests it passes: evidence,
 not self-report) reaches ``reflexion.confidence_threshold``, or
 ``reflexion.max_attempts`` reflections have been made. It runs inside the
-debate (``ReflexionPhase``, before each round, for failing candidates) and
-alone, as the single-agent ``reflexion`` strategy.
+debate (``phases/reflexion.py``'s ``ReflexionPhase``, before each round, for
+failing candidates) and alone, as the single-agent ``reflexion`` strategy.
+
+The loop is one of a session's services (``DebateDeps.reflexion``): it holds
+its settings and the episodic memory, and is given the run it works on.
 """
 
 from __future__ import annotations
@@ -22,17 +25,14 @@ from pydantic import BaseModel, ConfigDict
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
-from debatecode.errors import ConfigError
-from debatecode.protocol.phases.base import Phase
+from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.replies import parse_confidence
-from debatecode.protocol.run import gather_all
-from debatecode.protocol.workspace import Candidate
 
 if TYPE_CHECKING:
     from debatecode.memory.settings import ReflexionSettings
     from debatecode.protocol.run import DebateRun
 
-__all__ = ["Reflection", "ReflectionGenerator", "ReflexionLoop", "ReflexionPhase", "parse_reflection"]
+__all__ = ["Reflection", "ReflectionGenerator", "ReflexionLoop", "parse_reflection"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +106,7 @@ class ReflectionGenerator:
 class ReflexionLoop:
     """Reflect, remember and retry, for one agent's candidate at a time."""
 
-    def __init__(self, run: DebateRun, settings: ReflexionSettings, memory: Any = None) -> None:
-        self.run = run
+    def __init__(self, settings: ReflexionSettings, memory: Any = None) -> None:
         self.settings = settings
         self.memory = memory
         self.generator = ReflectionGenerator(settings.template)
@@ -120,18 +119,17 @@ class ReflexionLoop:
             return True  # nothing to reflect on: the task has no visible tests
         return candidate.report.all_passed or candidate.report.pass_rate >= self.settings.confidence_threshold
 
-    async def improve(self, agent: Agent, *, phase: str, round_no: int) -> Candidate:
-        """Run the loop on ``agent``'s current candidate; return its (possibly improved) current candidate.
+    async def improve(self, run: DebateRun, agent: Agent, *, phase: str, round_no: int) -> Candidate:
+        """Run the loop on ``agent``'s current candidate in ``run``; return its (possibly improved) current candidate.
 
         Raises:
             ModelError, BudgetExceeded, SandboxError: as the turns and test runs they come from.
         """
-        run = self.run
         for attempt in range(1, self.settings.max_attempts + 1):
-            current = run.ws.candidates[agent.id]
+            current = run.state.candidates[agent.id]
             if self.done(current):
                 break
-            await self._reflect(agent, current, phase, round_no, attempt)
+            await self._reflect(run, agent, current, phase, round_no, attempt)
             recent = run.state.reflections[agent.id][-self.settings.max_reflections_in_prompt :]
             prompt = agent.prompt(
                 "retry",
@@ -144,11 +142,12 @@ class ReflexionLoop:
             )
             turn = await run.ask(agent, prompt, phase=phase, round_no=round_no, kind=f"retry-{attempt}", want_code=True)
             turn = turn.model_copy(update={"reflections": [r.model_dump() for r in recent]})
-            run.ws.adopt(await run.ws.evaluate(agent, turn))
-        return run.ws.candidates[agent.id]
+            run.state.adopt(await run.evaluate(agent, turn))
+        return run.state.candidates[agent.id]
 
-    async def _reflect(self, agent: Agent, current: Candidate, phase: str, round_no: int, attempt: int) -> Reflection:
-        run = self.run
+    async def _reflect(
+        self, run: DebateRun, agent: Agent, current: Candidate, phase: str, round_no: int, attempt: int
+    ) -> Reflection:
         prompt = self.generator.prompt(run, agent, current, attempt)
         turn = await run.ask(agent, prompt, phase=phase, round_no=round_no, kind=f"reflect-{attempt}")
         reflection = self.generator.read(prompt, turn.content)
@@ -160,15 +159,14 @@ class ReflexionLoop:
         turn = await run.record(turn.model_copy(update=update))
         run.state.reflections.setdefault(agent.id, []).append(reflection)
         if self.memory is not None:
-            await self._remember(agent, current, reflection, turn.id, attempt)
+            await self._remember(run, agent, current, reflection, turn.id, attempt)
         return reflection
 
     async def _remember(
-        self, agent: Agent, current: Candidate, reflection: Reflection, turn_id: str, attempt: int
+        self, run: DebateRun, agent: Agent, current: Candidate, reflection: Reflection, turn_id: str, attempt: int
     ) -> None:
         from debatecode.memory.episodes import Episode
 
-        run = self.run
         failures = [{"name": c.name, "message": c.message[:400]} for c in current.report.failures()[:8]]
         analysis = "; ".join(f"{f['name']}: {(f['message'].strip().splitlines() or [''])[-1]}" for f in failures)
         episode = Episode(
@@ -192,22 +190,3 @@ class ReflexionLoop:
         known = await asyncio.to_thread(self.memory.contains, episode.id)
         if not known:
             await asyncio.to_thread(self.memory.add, episode)
-
-
-class ReflexionPhase(Phase):
-    """Reflexion inside the debate: failing candidates reflect and retry before the round's critique."""
-
-    name = "reflexion"
-
-    async def execute(self, run: DebateRun, round_no: int) -> str:
-        loop = run.deps.reflexion
-        if loop is None:
-            raise ConfigError("the reflexion phase runs only with reflexion enabled", key="reflexion.enabled")
-        failing = [a for a in run.authors() if a.id in run.ws.candidates and not loop.done(run.ws.candidates[a.id])]
-        if not failing:
-            return "every candidate passes: nothing to reflect on"
-        before = {a.id: run.ws.candidates[a.id].report.passed for a in failing}
-        results = await gather_all(*(loop.improve(a, phase=self.name, round_no=round_no) for a in failing))
-        improved = sum(1 for a, c in zip(failing, results, strict=True) if c.report.passed > before[a.id])
-        reflections = sum(len(run.state.reflections.get(a.id, [])) for a in failing)
-        return f"{len(failing)} failing candidates reflected ({reflections} reflections so far), {improved} improved"

@@ -19,8 +19,8 @@ from debatecode.protocol.debate_state import ReviewItem, Risk
 from debatecode.protocol.state import SessionRecord, TestReport, TurnRecord
 
 if TYPE_CHECKING:
+    from debatecode.protocol.debate_state import Candidate
     from debatecode.protocol.run import DebateRun
-    from debatecode.protocol.workspace import Candidate
 
 __all__ = ["confidence_level", "escalation_summary", "render_report", "write_outputs"]
 
@@ -65,13 +65,13 @@ def write_outputs(run: DebateRun, session: SessionRecord, winner: Candidate | No
         ) from exc
     try:
         if winner is not None and winner.code is not None:
-            run.ws.worktree.commit_version(
+            run.workspace.worktree.commit_version(
                 "solution.py",
                 winner.code,
                 f"final: {winner.agent_id} ({winner.passed}/{winner.report.total} tests)",
                 {"Debate-Session": session.id, "Status": session.status},
             )
-        run.ws.worktree.commit_version(
+        run.workspace.worktree.commit_version(
             "report.md", text, f"report: session {session.status}", {"Debate-Session": session.id}
         )
     except VersionControlError as exc:
@@ -118,7 +118,7 @@ def escalation_summary(run: DebateRun) -> str:
     latest: dict[str, ReviewItem] = {}
     for review in run.state.reviews:
         latest[review.reviewer] = review
-    for candidate in run.ws.ranking(run.order()):
+    for candidate in run.ranking():
         lines.append(
             f"- {candidate.agent_id}: passes {candidate.passed}/{candidate.report.total} tests"
             + (f" ({candidate.label})" if candidate.label else "")
@@ -167,7 +167,7 @@ def _tests_line(report: TestReport) -> str:
 
 def render_report(run: DebateRun, session: SessionRecord, winner: Candidate | None, turns: list[TurnRecord]) -> str:
     """The markdown report of a session."""
-    task = run.ws.task
+    task = run.task
     verdict = (
         "no code"
         if winner is None
@@ -186,7 +186,7 @@ def render_report(run: DebateRun, session: SessionRecord, winner: Candidate | No
         f"| Agents | {', '.join(a.id for a in run.agents)} |",
         f"| Phases | {', '.join(name for name, on in run.config.phases.model_dump().items() if on)} |",
         f"| Topology / planning | {run.config.topology.type} / {run.state.planning_style.upper()} |",
-        f"| Sandbox | {run.ws.tests.sandbox.name} |",
+        f"| Sandbox | {run.workspace.tests.sandbox.name} |",
         f"| Rounds | {session.total_rounds} ({run.state.stop_reason or 'no debate loop'}) |",
         f"| Tokens | {session.prompt_tokens} prompt + {session.completion_tokens} completion |",
         f"| Cost | ${session.cost_usd:.4f} |",
@@ -260,8 +260,8 @@ def _approach(run: DebateRun, session: SessionRecord, winner: Candidate | None) 
 
 def _alternatives(run: DebateRun, winner: Candidate | None) -> list[str]:
     lines = ["## Rejected alternatives", ""]
-    others = [c for c in run.ws.ranking(run.order()) if c is not winner]
-    others += [c for c in run.ws.alternatives if c.code]
+    others = [c for c in run.ranking() if c is not winner]
+    others += [c for c in run.state.alternatives if c.code]
     if not others:
         return [*lines, "None: every candidate converged on the chosen code.", ""]
     lines += ["| candidate | tests | why not chosen |", "|---|---|---|"]
@@ -271,7 +271,7 @@ def _alternatives(run: DebateRun, winner: Candidate | None) -> list[str]:
         )
         if winner is not None and candidate.score() < winner.score():
             why = "passes fewer tests"
-        elif candidate in run.ws.alternatives:
+        elif candidate in run.state.alternatives:
             why = "not adopted: a test regressed, or its sibling version did better"
         else:
             why = "lost the vote"
@@ -313,10 +313,10 @@ def _risks(run: DebateRun, winner: Candidate | None) -> list[str]:
 def _record(run: DebateRun, turns: list[TurnRecord]) -> list[str]:
     lines = ["## Candidates", "", "| agent | role | versions | final tests | from |", "|---|---|---|---|---|"]
     for agent in run.agents:
-        candidate = run.ws.candidates.get(agent.id)
+        candidate = run.state.candidates.get(agent.id)
         if candidate is None:
             continue
-        history = run.ws.history.get(agent.id, [])
+        history = run.state.history.get(agent.id, [])
         lines.append(
             f"| {agent.id} | {agent.role.name} | {sum(1 for c in history if c.code)} | {_tests_line(candidate.report)} | {candidate.phase} r{candidate.round} |"
         )

@@ -2,17 +2,20 @@
 
 A run is three things side by side:
 
-- ``state`` (:class:`~debatecode.protocol.debate_state.DebateState`): typed
-  reviews, risks, dissents, the outcome, clarifications, guidance...;
-- ``deps`` (:class:`~debatecode.protocol.deps.DebateDeps`): the model client,
-  the event bus, the journal, the code workspace, the topology, ordering and
-  budgets, memory and wisdom;
+- ``state`` (:class:`~debatecode.protocol.debate_state.DebateState`): what the
+  session changes as it goes — candidates, exchanged, adjudicated and Red
+  tests, committed versions, reviews, risks, dissents, the outcome...;
+- ``deps`` (:class:`~debatecode.protocol.deps.DebateDeps`, frozen): the
+  services it calls — the model client, the event bus, the journal, the code
+  workspace (test and probe runners, worktree, hooks), the topology, ordering
+  and budgets, memory, wisdom and the Reflexion loop;
 - ``journal`` (:class:`~debatecode.protocol.journal.Journal`): every turn by a
   key that survives a crash and resume.
 
 Turn-taking (``ask``, ``tool_turn``, ``record``) is the generic
-:class:`~debatecode.protocol.turns.SessionRun`'s; this class adds the code: the
-workspace, candidates, the leader, and pulling code out of replies.
+:class:`~debatecode.protocol.session_run.SessionRun`'s; this class adds the code:
+evaluating candidates against the state's suites, the leader, and pulling code
+out of replies.
 """
 
 from __future__ import annotations
@@ -23,16 +26,19 @@ from typing import TYPE_CHECKING, Any
 
 from debatecode.agents.prompts import Prompt
 from debatecode.execution.cleaning import clean_solution
+from debatecode.execution.generated import GeneratedSuite
+from debatecode.execution.results import TestReport
 from debatecode.llm.parsing import extract_code
-from debatecode.protocol.debate_state import DebateState, DroppedAgent
+from debatecode.protocol.debate_state import Candidate, DebateState, DroppedAgent
 from debatecode.protocol.deps import DebateDeps
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.roster import AUTHOR_ROLES
-from debatecode.protocol.turns import SessionRun, gather_all
+from debatecode.protocol.session_run import SessionRun, gather_all
+from debatecode.store.records import TurnRecord
 
 if TYPE_CHECKING:
     from debatecode.agents.agent import Agent
-    from debatecode.protocol.workspace import Candidate, CodeWorkspace
+    from debatecode.protocol.workspace import CodeWorkspace
     from debatecode.task import Task
 
 __all__ = ["AUTHOR_ROLES", "COMPETITOR_ROLES", "DebateRun", "gather_all", "turn_key"]
@@ -51,12 +57,43 @@ class DebateRun(SessionRun):
     deps: DebateDeps
 
     @property
-    def ws(self) -> CodeWorkspace:
+    def workspace(self) -> CodeWorkspace:
+        """The code services: test and probe runners, the worktree, hooks."""
         return self.deps.workspace
 
     @property
     def task(self) -> Task:
         return self.deps.workspace.task
+
+    # -- judging code -------------------------------------------------------
+
+    async def evaluate(self, agent: Agent, turn: TurnRecord, *, label: str = "") -> Candidate:
+        """Test the turn's code against the current suites, record the turn and commit its version.
+
+        Raises:
+            SandboxError, VersionControlError: see ``CodeWorkspace.evaluate``.
+        """
+        return await self.deps.workspace.evaluate(self.state, agent, turn, label=label)
+
+    async def evaluate_code(self, agent: Agent, turn: TurnRecord, code: str, *, label: str) -> Candidate:
+        """Test and commit a second piece of code from an already recorded turn (e.g. a stepping stone)."""
+        return await self.deps.workspace.evaluate_code(self.state, agent, turn, code, label=label)
+
+    async def run_tests(self, code: str | None, *, suites: tuple[GeneratedSuite, ...] | None = None) -> TestReport:
+        """Run ``code`` against the visible checks and ``suites`` (default: the state's current suites)."""
+        return await self.deps.workspace.run_tests(code, self.state.suites() if suites is None else suites)
+
+    async def refresh(self) -> None:
+        """Re-run every current candidate against the state's current suites."""
+        await self.deps.workspace.refresh(self.state)
+
+    async def revalidate_exchanged(self) -> list[str]:
+        """Retract exchanged tests their authors no longer stand by; the disputed calls."""
+        return await self.deps.workspace.revalidate_exchanged(self.state)
+
+    def ranking(self, *, unblocked: bool = False) -> list[Candidate]:
+        """Candidates with code, best first (ties: roster order)."""
+        return self.state.ranking(self.order(), unblocked=unblocked)
 
     # -- participants -----------------------------------------------------
 
@@ -66,7 +103,7 @@ class DebateRun(SessionRun):
 
     def leader(self) -> Candidate | None:
         """The candidate passing the most tests (ties: roster order)."""
-        return self.ws.leader(self.order())
+        return self.state.leader(self.order())
 
     def drop_agent(self, agent_id: str, reason: str) -> None:
         """Take a failed agent out of the debate; its topology subtree is rebalanced to its siblings."""
@@ -74,7 +111,7 @@ class DebateRun(SessionRun):
         if topology is not None and agent_id in topology and len(topology) > 1:
             topology.remove(agent_id)
         self.agents = [a for a in self.agents if a.id != agent_id]
-        self.ws.candidates.pop(agent_id, None)
+        self.state.candidates.pop(agent_id, None)
         self.state.dropped.append(DroppedAgent(agent=agent_id, reason=reason))
         self.state.add_risk(agent_id, f"dropped from the debate: {reason}")
         logger.warning("%s dropped from the debate: %s", agent_id, reason)

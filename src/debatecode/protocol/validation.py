@@ -17,8 +17,8 @@ from debatecode.protocol.state import TurnRecord
 from debatecode.quality import QualityReport
 
 if TYPE_CHECKING:
+    from debatecode.protocol.debate_state import Candidate
     from debatecode.protocol.run import DebateRun
-    from debatecode.protocol.workspace import Candidate
 
 __all__ = ["validate"]
 
@@ -31,7 +31,7 @@ async def validate(
     Raises:
         SandboxError: the sandbox failed while running tests or a benchmark.
     """
-    hooks = run.ws.hooks
+    hooks = run.workspace.hooks
     if hooks is None or not hooks.validations(point):
         return []
     outcomes = []
@@ -42,7 +42,7 @@ async def validate(
         kind = f"{point.value}-{candidate.agent_id}"
 
         async def check(candidate: Candidate = candidate, kind: str = kind) -> TurnRecord:
-            version = run.ws.version_of(candidate)
+            version = run.state.version_of(candidate)
             quality = (
                 QualityReport.from_metrics(version.metrics)
                 if version is not None and "quality" in version.metrics

@@ -30,9 +30,10 @@ from debatecode.execution.generated import AdjudicatedTest
 from debatecode.execution.probes import parse_calls
 from debatecode.execution.ranking import Ranked
 from debatecode.protocol.behaviour import normalised_code, rank_by_behaviour
+from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.run import DebateRun, gather_all
-from debatecode.protocol.workspace import Candidate
+from debatecode.protocol.settings import AdjudicationSettings
 
 __all__ = ["AdjudicationPhase", "disputed_inputs", "majority_answer", "read_answer"]
 
@@ -104,12 +105,15 @@ def disputed_inputs(rows: Sequence[Ranked], inputs: Sequence[str], limit: int) -
 class AdjudicationPhase(Phase):
     name = "adjudication"
 
+    def __init__(self, settings: AdjudicationSettings | None = None) -> None:
+        self.settings = settings or AdjudicationSettings()
+
     async def execute(self, run: DebateRun, round_no: int) -> str:
         if run.state.stop_reason.startswith("early stop"):
             return "skipped: the candidates already pass and agree (early stop)"
-        settings = run.config.adjudication
+        settings = self.settings
         authors = run.authors()
-        candidates = [c for c in run.ws.ranking(run.order()) if c.agent_id in {a.id for a in authors}]
+        candidates = [c for c in run.ranking() if c.agent_id in {a.id for a in authors}]
         if len(candidates) < 2:
             return "fewer than two candidates with code: nothing to adjudicate"
         ranked = await rank_by_behaviour(run, candidates, phase=self.name, kind="behaviour", limit=settings.inputs)
@@ -126,8 +130,8 @@ class AdjudicationPhase(Phase):
             return f"the leading candidates agree on all {len(ranked.inputs)} inputs{found}"
         tests = await self._adjudicate(run, authors, questions)
         if tests:
-            run.ws.adjudicated.extend(tests)
-            await run.ws.refresh()
+            run.state.adjudicated.extend(tests)
+            await run.refresh()
         refined = await self._refine(run, authors, settings.refinements)
         decided = ", ".join(f"{t.call} -> {t.expected} ({t.votes}/{t.answers})" for t in tests) or "no majority"
         return f"{len(questions)} disputed inputs put to {len(authors)} debaters: {decided}; {refined} refinements"
@@ -150,7 +154,7 @@ class AdjudicationPhase(Phase):
         return calls
 
     async def _adjudicate(self, run: DebateRun, authors: list[Agent], questions: list[str]) -> list[AdjudicatedTest]:
-        start = len(run.ws.adjudicated)
+        start = len(run.state.adjudicated)
         tests: list[AdjudicatedTest] = []
         for index, call in enumerate(questions, start=1):
             answers = await gather_all(*(self._ask(run, agent, call, index) for agent in authors))
@@ -176,7 +180,7 @@ class AdjudicationPhase(Phase):
     async def _refine_one(self, run: DebateRun, agent: Agent, limit: int) -> int:
         refinements = 0
         for attempt in range(1, limit + 1):
-            current = run.ws.candidates.get(agent.id)
+            current = run.state.candidates.get(agent.id)
             if current is None or current.code is None or not _fails_a_settled_test(current):
                 break
             report = current.report.model_copy(
@@ -188,7 +192,7 @@ class AdjudicationPhase(Phase):
             turn = await run.ask(
                 agent, prompt, phase=self.name, round_no=0, kind=f"refine-adjudicated-{attempt}", want_code=True
             )
-            run.ws.adopt(await run.ws.evaluate(agent, turn))
+            run.state.adopt(await run.evaluate(agent, turn))
             refinements += 1
         return refinements
 

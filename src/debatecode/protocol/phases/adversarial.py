@@ -17,13 +17,13 @@ import ast
 from debatecode.agents.agent import Agent
 from debatecode.execution.generated import RedTest, red_suite, rename_tests
 from debatecode.hooks import HookPoint
-from debatecode.protocol.debate_state import Risk
+from debatecode.protocol.debate_state import Candidate, Risk
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_verdicts, python_blocks
 from debatecode.protocol.run import DebateRun
+from debatecode.protocol.settings import AdversarialSettings
 from debatecode.protocol.state import TestCaseResult
 from debatecode.protocol.validation import validate
-from debatecode.protocol.workspace import Candidate
 
 __all__ = ["AdversarialPhase"]
 
@@ -33,13 +33,16 @@ _ATTACKS_PER_ROUND = 4
 class AdversarialPhase(Phase):
     name = "adversarial"
 
+    def __init__(self, settings: AdversarialSettings | None = None) -> None:
+        self.settings = settings or AdversarialSettings()
+
     async def execute(self, run: DebateRun, round_no: int) -> str:
         red = run.first_with_role("red")
         blue = run.first_with_role("blue")
         if red is None:
             return "no Red team"
         findings = fixed = rounds = 0
-        for attack_round in range(1, run.config.adversarial.max_rounds + 1):
+        for attack_round in range(1, self.settings.max_rounds + 1):
             leader = run.leader()
             if leader is None:
                 break
@@ -47,10 +50,10 @@ class AdversarialPhase(Phase):
             new_tests = await self._attack(run, red, leader, attack_round)
             if not new_tests:
                 break
-            report = await run.ws.run_tests(leader.code, suites=(*run.ws.suites(), red_suite(new_tests)))
+            report = await run.run_tests(leader.code, suites=(*run.state.suites(), red_suite(new_tests)))
             new_names = {t.name for t in new_tests}
             failing = {case.name: case for case in report.failures("red") if case.name in new_names}
-            run.ws.red_tests.extend(t for t in new_tests if t.name not in failing)
+            run.state.red_tests.extend(t for t in new_tests if t.name not in failing)
             if not failing:
                 break
             findings += len(failing)
@@ -59,16 +62,16 @@ class AdversarialPhase(Phase):
                 run.state.risks.extend(_risk(red.id, t, failing[t.name].message, "open") for t in attacks)
                 continue
             fixed += await self._defend(run, blue, leader, attacks, failing, attack_round)
-            await run.ws.refresh()
+            await run.refresh()
         leader = run.leader()
         verdict = ""
         if leader is not None:
             outcomes = await validate(run, HookPoint.POST_ADVERSARIAL, [leader])
             verdict = "; validations " + ("blocked" if outcomes[0].blocked else "clear") if outcomes else ""
-        return f"{rounds} rounds, {findings} failing attacks, {fixed} fixed, {len(run.ws.red_tests)} in the regression suite{verdict}"
+        return f"{rounds} rounds, {findings} failing attacks, {fixed} fixed, {len(run.state.red_tests)} in the regression suite{verdict}"
 
     async def _attack(self, run: DebateRun, red: Agent, leader: Candidate, attack_round: int) -> list[RedTest]:
-        known = [t.name for t in run.ws.red_tests]
+        known = [t.name for t in run.state.red_tests]
         prompt = red.prompt("red", run.task, code=leader.code, known=known, count=_ATTACKS_PER_ROUND, **run.context())
         turn = await run.ask(red, prompt, phase=self.name, round_no=attack_round, kind="attack")
         reply = prompt.full_reply(turn.content)
@@ -93,15 +96,15 @@ class AdversarialPhase(Phase):
         invalid = [t for t in attacks if verdicts.get(t.name) is False]
         contested = [t for t in attacks if verdicts.get(t.name) is not False]
         # Judge the patch against the attacks Blue did not reject.
-        run.ws.red_tests.extend(contested)
-        patched = await run.ws.evaluate(blue, turn, label="Blue patch")
+        run.state.red_tests.extend(contested)
+        patched = await run.evaluate(blue, turn, label="Blue patch")
         passes = patched.report.passed_names()
         fixed = 0
         for test in contested:
             mitigated = test.name in passes
             fixed += mitigated
             if not mitigated and verdicts.get(test.name) is not True:
-                run.ws.red_tests.remove(test)
+                run.state.red_tests.remove(test)
             run.state.risks.append(_risk("red", test, failing[test.name].message, "mitigated" if mitigated else "open"))
         for test in invalid:
             run.state.risks.append(
@@ -109,7 +112,7 @@ class AdversarialPhase(Phase):
             )
         if patched.code is not None and patched.code.strip() != (leader.code or "").strip():
             patched.agent_id = leader.agent_id
-            run.ws.adopt(patched)
+            run.state.adopt(patched)
         return fixed
 
 

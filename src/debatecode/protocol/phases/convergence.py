@@ -20,20 +20,21 @@ nobody votes: the first in ranking order wins (method ``agreement``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from debatecode.agents.agent import Agent
 from debatecode.hooks import HookPoint
 from debatecode.protocol.behaviour import rank_by_behaviour
-from debatecode.protocol.debate_state import Dissent, Outcome, RankedCandidate, VoteSummary
+from debatecode.protocol.debate_state import Candidate, Dissent, Outcome, RankedCandidate, VoteSummary
 from debatecode.protocol.events import VoteCast
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_ranking
 from debatecode.protocol.run import DebateRun, gather_all
+from debatecode.protocol.settings import ConvergenceSettings
 from debatecode.protocol.validation import validate
-from debatecode.protocol.workspace import Candidate
 from debatecode.voting import Ballot, choose_method
 
-__all__ = ["ConvergencePhase", "VoteDecision", "cast_vote", "check_convergence", "round_vote"]
+__all__ = ["CodeRoundCheck", "ConvergencePhase", "VoteDecision", "cast_vote", "check_convergence", "round_vote"]
 
 _VOTERS = frozenset({"contrarian", "judge"})
 """Roles that vote without a candidate of their own."""
@@ -52,23 +53,31 @@ def _normalised(code: str) -> str:
     return "\n".join(line.rstrip() for line in code.strip().splitlines())
 
 
-def check_convergence(run: DebateRun, round_no: int, history: list[tuple[tuple[int, ...], float]]) -> str | None:
+def check_convergence(
+    run: DebateRun,
+    round_no: int,
+    history: list[tuple[tuple[int, ...], float]],
+    settings: ConvergenceSettings,
+    *,
+    satisfaction_target: int | None,
+) -> str | None:
     """Why the debate loop should stop after ``round_no``, or None to go on.
 
     ``history`` holds, per finished round, the leader's test score and the mean
     satisfaction; this function appends the current round to it.
+    ``satisfaction_target`` is the reviewers' target, None when the review phase is off.
     """
     leader = run.leader()
     round_scores = [r.satisfaction for r in run.state.reviews if r.round == round_no]
     mean = sum(round_scores) / len(round_scores) if round_scores else 0.0
     history.append((leader.score() if leader else (0, 0, 0, 0), mean))
     if leader is not None and leader.all_visible_pass() and leader.report.all_passed:
-        reviews_on = run.config.phases.review and round_scores
-        if not reviews_on or min(round_scores) >= run.config.review.satisfaction_target:
+        reviews_on = satisfaction_target is not None and round_scores
+        if not reviews_on or min(round_scores) >= (satisfaction_target or 0):
             return "converged: the leader passes every visible and exchanged test" + (
                 " and every reviewer is satisfied" if reviews_on else ""
             )
-    patience = run.config.convergence.patience
+    patience = settings.patience
     if len(history) > patience:
         before = history[-patience - 1]
         if all(score <= before[0] and sat <= before[1] for score, sat in history[-patience:]):
@@ -79,30 +88,52 @@ def check_convergence(run: DebateRun, round_no: int, history: list[tuple[tuple[i
     return None
 
 
-async def round_vote(run: DebateRun, round_no: int) -> str | None:
+async def round_vote(run: DebateRun, round_no: int, settings: ConvergenceSettings, *, rounds: int) -> str | None:
     """When several distinct candidates pass every test, vote; a share at the threshold ends the loop.
 
-    No vote after the last round: the loop ends anyway and the final choice votes.
+    No vote after the last round (``rounds``): the loop ends anyway and the final choice votes.
     """
-    if round_no >= run.config.rounds or run.config.convergence.voting == "majority":
+    if round_no >= rounds or settings.voting == "majority":
         return None
-    passing = [c for c in run.ws.ranking(run.order(), unblocked=True) if c.report.all_passed]
+    passing = [c for c in run.ranking(unblocked=True) if c.report.all_passed]
     distinct: dict[str, Candidate] = {}
     for candidate in passing:
         distinct.setdefault(_normalised(candidate.code or ""), candidate)
     if len(distinct) < 2:
         return None
-    vote = (await cast_vote(run, list(distinct.values()), [], attempt=0, round_no=round_no)).outcome.vote
+    vote = (await cast_vote(run, list(distinct.values()), [], settings, attempt=0, round_no=round_no)).outcome.vote
     if vote is not None and vote.threshold_reached:
-        return f"converged: the vote reached its threshold ({vote.share} >= {run.config.convergence.vote_threshold})"
+        return f"converged: the vote reached its threshold ({vote.share} >= {settings.vote_threshold})"
     return None
+
+
+@dataclass(frozen=True)
+class CodeRoundCheck:
+    """Why the code debate's loop stops after a round (tests, progress, stalemate, then a vote), or None."""
+
+    settings: ConvergenceSettings
+    satisfaction_target: int | None
+    """The reviewers' target (``review.satisfaction_target``); None when the review phase is off."""
+    rounds: int
+    """The debate's rounds at most: no round vote after the last one."""
+    vote: bool = True
+    """``phases.convergence``: a round's passing candidates may vote the loop to an end."""
+
+    async def __call__(self, run: DebateRun, round_no: int, history: list[Any]) -> str | None:
+        reason = check_convergence(run, round_no, history, self.settings, satisfaction_target=self.satisfaction_target)
+        if reason is None and self.vote:
+            reason = await round_vote(run, round_no, self.settings, rounds=self.rounds)
+        return reason
 
 
 class ConvergencePhase(Phase):
     name = "convergence"
 
+    def __init__(self, settings: ConvergenceSettings | None = None) -> None:
+        self.settings = settings or ConvergenceSettings()
+
     async def execute(self, run: DebateRun, round_no: int) -> str:
-        ranked = run.ws.ranking(run.order(), unblocked=True)
+        ranked = run.ranking(unblocked=True)
         ranking = [
             RankedCandidate(agent=c.agent_id, passed=c.passed, total=c.report.total, score=list(c.score()))
             for c in ranked
@@ -125,7 +156,7 @@ class ConvergencePhase(Phase):
         if winner.blocked:
             outcome.blocked = True
             outcome.reason += " (every candidate fails a blocking validation; this is the best of them)"
-        await self._teach(run, winner, run.ws.ranking(run.order()))
+        await self._teach(run, winner, run.ranking())
         return f"{winner.agent_id} wins ({outcome.method}): {outcome.reason}"
 
     async def _choose(
@@ -147,7 +178,7 @@ class ConvergencePhase(Phase):
             )
             run.state.outcome = _outcome(top[0], "agreement", ranking, reason)
             return top[0]
-        settings = run.config.convergence
+        settings = self.settings
         if settings.ranking == "behaviour":
             by_behaviour = await rank_by_behaviour(
                 run, top, phase=self.name, kind=f"behaviour-{attempt + 1}", limit=settings.ranking_inputs
@@ -159,7 +190,7 @@ class ConvergencePhase(Phase):
                 return winner
         if settings.voting == "majority":
             return self._majority(run, top, ranking)
-        decision = await cast_vote(run, list(distinct.values()), ranking, attempt)
+        decision = await cast_vote(run, list(distinct.values()), ranking, settings, attempt)
         run.state.outcome = decision.outcome
         run.state.dissents.extend(decision.dissents)
         return decision.winner
@@ -179,7 +210,7 @@ class ConvergencePhase(Phase):
             method="majority",
             tallies={g[0].agent_id: float(len(g)) for g in counts.values()},
             share=round(largest / len(top), 3),
-            threshold_reached=largest / len(top) >= run.config.convergence.vote_threshold,
+            threshold_reached=largest / len(top) >= self.settings.vote_threshold,
         )
         return winner
 
@@ -212,15 +243,20 @@ class ConvergencePhase(Phase):
 
 
 async def cast_vote(
-    run: DebateRun, options: list[Candidate], ranking: list[RankedCandidate], attempt: int = 0, round_no: int = 0
+    run: DebateRun,
+    options: list[Candidate],
+    ranking: list[RankedCandidate],
+    settings: ConvergenceSettings,
+    attempt: int = 0,
+    round_no: int = 0,
 ) -> VoteDecision:
-    """Every agent with a candidate (and the Contrarian and Judge) ranks ``options``; the configured method counts.
+    """Every agent with a candidate (and the Contrarian and Judge) ranks ``options``; ``settings.voting`` counts.
 
     The ballots are journaled turns; the result is returned, not written to the session's state.
     """
-    voters = [a for a in run.agents if a.id in run.ws.candidates or a.role.name in _VOTERS]
+    voters = [a for a in run.agents if a.id in run.state.candidates or a.role.name in _VOTERS]
     ballots = await gather_all(*(_ballot(run, agent, options, attempt, round_no) for agent in voters))
-    configured = run.config.convergence.voting
+    configured = settings.voting
     method = choose_method(len(voters), None if configured in ("auto", "majority") else configured)
     result = method.tally([c.agent_id for c in options], list(ballots))
     winner = next(c for c in options if c.agent_id == result.winner)
@@ -234,7 +270,7 @@ async def cast_vote(
     if result.tie_broken:
         reason += " (tie broken by agent order)"
     outcome = _outcome(winner, "vote", ranking, reason)
-    threshold = run.config.convergence.vote_threshold
+    threshold = settings.vote_threshold
     outcome.vote = VoteSummary.model_validate(
         {**result.model_dump(mode="json"), "share": round(share, 3), "threshold_reached": share >= threshold}
     )
@@ -260,7 +296,7 @@ async def _ballot(run: DebateRun, agent: Agent, options: list[Candidate], attemp
     )
     order = parse_ranking(prompt.full_reply(turn.content), len(options))
     ranking = [options[i].agent_id for i in order]
-    own = run.ws.candidates.get(agent.id)
+    own = run.state.candidates.get(agent.id)
     weight = 0.5 + 0.5 * own.report.pass_rate if own is not None else 0.5
     await run.record(
         turn.model_copy(

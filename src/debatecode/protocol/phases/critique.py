@@ -22,10 +22,11 @@ from debatecode.agents.agent import Agent
 from debatecode.errors import ModelError
 from debatecode.execution.generated import ExchangedTest
 from debatecode.execution.probes import ProbeResult, parse_calls
+from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.run import DebateRun, gather_all
 from debatecode.protocol.separation import separated_by_tests
-from debatecode.protocol.workspace import Candidate
+from debatecode.protocol.settings import CritiqueSettings
 
 __all__ = ["CritiquePhase"]
 
@@ -57,12 +58,19 @@ def _ident(text: str) -> str:
 class CritiquePhase(Phase):
     name = "critique"
 
+    def __init__(self, settings: CritiqueSettings | None = None, *, tolerate_failures: bool = True) -> None:
+        self.settings = settings or CritiqueSettings()
+        self.tolerate_failures = tolerate_failures
+        """``participants.tolerate_failures``: an attacker whose model fails is dropped while two competitors remain."""
+
     async def execute(self, run: DebateRun, round_no: int) -> str:
-        competitors = [a for a in run.agents if a.id in run.ws.candidates and run.ws.candidates[a.id].code is not None]
+        competitors = [
+            a for a in run.agents if a.id in run.state.candidates and run.state.candidates[a.id].code is not None
+        ]
         if len(competitors) < 2:
             return "fewer than two candidates with code: nothing to exchange"
-        if run.config.critique.when == "tied":
-            separated = separated_by_tests([run.ws.candidates[a.id] for a in competitors])
+        if self.settings.when == "tied":
+            separated = separated_by_tests([run.state.candidates[a.id] for a in competitors])
             if separated is not None:
                 return f"skipped: {separated} (critique.when = tied)"
         pairs = self._pairs(run, competitors, round_no)
@@ -71,23 +79,23 @@ class CritiquePhase(Phase):
             for a in await gather_all(*(self._guarded(run, attacker, target, round_no) for attacker, target in pairs))
             if a
         ]
-        attacks = [a for a in attacks if a.attacker in run.ws.candidates and a.target in run.ws.candidates]
+        attacks = [a for a in attacks if a.attacker in run.state.candidates and a.target in run.state.candidates]
         added = self._exchange(run, attacks, round_no, await self._agreement(run, attacks))
-        await run.ws.refresh()
+        await run.refresh()
         revisions = await gather_all(
             *(
                 self._contrast(run, run.agent(target), attack, round_no)
                 for target, attack in self._to_revise(attacks).items()
             )
         )
-        adopted = sum(1 for candidate in revisions if run.ws.adopt(candidate))
-        disputed = await run.ws.revalidate_exchanged()
+        adopted = sum(1 for candidate in revisions if run.state.adopt(candidate))
+        disputed = await run.revalidate_exchanged()
         for call in disputed:
             run.state.add_risk("critique", f"agents disagree on {call}")
-        await run.ws.refresh()
+        await run.refresh()
         disagreeing = sum(1 for a in attacks if a.disagreements())
         return (
-            f"{len(attacks)} attacks, {added} exchanged tests ({len(run.ws.active_exchanged())} standing"
+            f"{len(attacks)} attacks, {added} exchanged tests ({len(run.state.active_exchanged())} standing"
             f"{f', {len(disputed)} disputed' if disputed else ''}), {disagreeing} with disagreements, "
             f"{len(revisions)} contrastive revisions ({adopted} adopted)"
         )
@@ -103,7 +111,7 @@ class CritiquePhase(Phase):
                 targets = [t for t in ids if t != attacker.id]
             if not targets:
                 continue
-            if run.config.critique.opponents == "one":
+            if self.settings.opponents == "one":
                 targets = [targets[(round_no - 1) % len(targets)]]
             pairs.extend((attacker, run.agent(t)) for t in targets)
         return pairs
@@ -113,28 +121,26 @@ class CritiquePhase(Phase):
         try:
             return await self._attack(run, attacker, target, round_no)
         except ModelError as exc:
-            remaining = [a for a in run.ws.candidates if a != attacker.id]
-            if not run.config.participants.tolerate_failures or len(remaining) < 2:
+            remaining = [a for a in run.state.candidates if a != attacker.id]
+            if not self.tolerate_failures or len(remaining) < 2:
                 raise
             run.drop_agent(attacker.id, f"{type(exc).__name__}: {exc}")
             return None
 
     async def _attack(self, run: DebateRun, attacker: Agent, target: Agent, round_no: int) -> _Attack:
-        opponent = run.ws.candidates[target.id]
+        opponent = run.state.candidates[target.id]
         prompt = attacker.prompt(
             "attack",
             run.task,
             opponent_code=opponent.code,
-            count=run.config.critique.inputs_per_attack,
+            count=self.settings.inputs_per_attack,
             **run.context(),
         )
         turn = await run.ask(attacker, prompt, phase=self.name, round_no=round_no, kind=f"attack-{target.id}")
-        calls = parse_calls(
-            prompt.full_reply(turn.content), run.task.entry_point, run.config.critique.inputs_per_attack
-        )
-        own = run.ws.candidates[attacker.id].code or ""
-        expected = await run.ws.probes.run(own, calls)
-        actual = await run.ws.probes.run(opponent.code or "", calls)
+        calls = parse_calls(prompt.full_reply(turn.content), run.task.entry_point, self.settings.inputs_per_attack)
+        own = run.state.candidates[attacker.id].code or ""
+        expected = await run.workspace.probes.run(own, calls)
+        actual = await run.workspace.probes.run(opponent.code or "", calls)
         attack = _Attack(attacker.id, target.id, calls, expected, actual)
         tool_calls = [
             {"tool": "probe", "call": e.call, "attacker_output": _shown(e), "target_output": _shown(a)}
@@ -152,7 +158,7 @@ class CritiquePhase(Phase):
 
         Every visible-passing candidate not already probed in the attack runs the calls (sandbox time, no tokens).
         """
-        passing = {aid: c for aid, c in run.ws.candidates.items() if c.code is not None and c.all_visible_pass()}
+        passing = {aid: c for aid, c in run.state.candidates.items() if c.code is not None and c.all_visible_pass()}
         agreed: dict[tuple[str, str], bool] = {}
         for attack in attacks:
             if attack.attacker not in passing:
@@ -162,7 +168,7 @@ class CritiquePhase(Phase):
                 outputs[attack.target] = attack.actual
             for aid, candidate in passing.items():
                 if aid not in outputs:
-                    outputs[aid] = await run.ws.probes.run(candidate.code or "", attack.calls)
+                    outputs[aid] = await run.workspace.probes.run(candidate.code or "", attack.calls)
             for index, expected in enumerate(attack.expected):
                 same = sum(1 for results in outputs.values() if results[index].same_as(expected))
                 agreed[(attack.attacker, expected.call)] = same * 2 > len(passing)
@@ -171,15 +177,15 @@ class CritiquePhase(Phase):
     def _exchange(
         self, run: DebateRun, attacks: list[_Attack], round_no: int, agreed: dict[tuple[str, str], bool]
     ) -> int:
-        known = {(t.call, t.author) for t in run.ws.exchanged}
+        known = {(t.call, t.author) for t in run.state.exchanged}
         added = 0
         for attack in attacks:
-            author_passes = run.ws.candidates[attack.attacker].all_visible_pass()
+            author_passes = run.state.candidates[attack.attacker].all_visible_pass()
             for index, result in enumerate(attack.expected, start=1):
                 if result.outcome == "timeout" or (result.call, attack.attacker) in known:
                     continue
                 name = f"test_exchanged_r{round_no}_{_ident(attack.attacker)}_{_ident(attack.target)}_{index}"
-                run.ws.exchanged.append(
+                run.state.exchanged.append(
                     ExchangedTest(
                         name=name,
                         author=attack.attacker,
@@ -208,8 +214,8 @@ class CritiquePhase(Phase):
         return dict(sorted(chosen.items()))
 
     async def _contrast(self, run: DebateRun, agent: Agent, attack: _Attack, round_no: int) -> Candidate:
-        mine = run.ws.candidates[agent.id]
-        theirs = run.ws.candidates[attack.attacker]
+        mine = run.state.candidates[agent.id]
+        theirs = run.state.candidates[attack.attacker]
         trusted = theirs.all_visible_pass()
         rows = [
             {
@@ -235,4 +241,4 @@ class CritiquePhase(Phase):
         turn = turn.model_copy(
             update={"metadata": {**turn.metadata, "against": attack.attacker, "disagreements": rows}}
         )
-        return await run.ws.evaluate(agent, turn)
+        return await run.evaluate(agent, turn)

@@ -13,6 +13,7 @@ from debatecode.protocol.journal import turn_key
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_answers, parse_confidence, parse_questions
 from debatecode.protocol.run import DebateRun
+from debatecode.protocol.settings import DehallucinationSettings
 from debatecode.task import Task
 
 __all__ = ["DehallucinationPhase", "is_simple"]
@@ -30,8 +31,11 @@ def is_simple(task: Task) -> bool:
 class DehallucinationPhase(Phase):
     name = "dehallucination"
 
+    def __init__(self, settings: DehallucinationSettings | None = None) -> None:
+        self.settings = settings or DehallucinationSettings()
+
     async def execute(self, run: DebateRun, round_no: int) -> str:
-        settings = run.config.dehallucination
+        settings = self.settings
         if settings.skip_simple and is_simple(run.task):
             return "skipped: simple task"
         asker = run.authors()[0]

@@ -9,10 +9,11 @@ alternative. A leader that fails a visible test is not optimized at all.
 from __future__ import annotations
 
 from debatecode.hooks import HookPoint
+from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.run import DebateRun
+from debatecode.protocol.settings import OptimizationSettings
 from debatecode.protocol.validation import validate
-from debatecode.protocol.workspace import Candidate
 
 __all__ = ["OptimizationPhase"]
 
@@ -25,13 +26,16 @@ def keeps_every_pass(before: Candidate, after: Candidate) -> bool:
 class OptimizationPhase(Phase):
     name = "optimization"
 
+    def __init__(self, settings: OptimizationSettings | None = None) -> None:
+        self.settings = settings or OptimizationSettings()
+
     async def execute(self, run: DebateRun, round_no: int) -> str:
         notes: list[str] = []
         first = run.leader()
         if first is not None and not first.all_visible_pass():
             # Optimizing code that is still wrong spends tokens on the wrong problem; repair is the debate's job.
             return f"skipped: the leader {first.agent_id} fails a visible test"
-        for role in run.config.optimization.roles:
+        for role in self.settings.roles:
             agent = run.first_with_role(role)
             leader = run.leader()
             if agent is None or leader is None:
@@ -41,21 +45,21 @@ class OptimizationPhase(Phase):
                 run.task,
                 code=leader.code,
                 report=leader.report,
-                quality=run.ws.quality_summary(leader),
+                quality=run.state.quality_summary(leader),
                 **run.context(leader.agent_id),
             )
             turn = await run.ask(agent, prompt, phase=self.name, round_no=0, kind=f"optimize-{role}", want_code=True)
-            attempt = await run.ws.evaluate(agent, turn, label=f"optimized by {agent.role.title}")
+            attempt = await run.evaluate(agent, turn, label=f"optimized by {agent.role.title}")
             if attempt.code is not None and attempt.code.strip() == (leader.code or "").strip():
                 notes.append(f"{agent.id}: no change")
                 continue
             if keeps_every_pass(leader, attempt):
                 attempt.agent_id = leader.agent_id
-                run.ws.candidates[leader.agent_id] = attempt
-                run.ws.history.setdefault(leader.agent_id, []).append(attempt)
+                run.state.candidates[leader.agent_id] = attempt
+                run.state.history.setdefault(leader.agent_id, []).append(attempt)
                 notes.append(f"{agent.id}: kept ({attempt.report.passed}/{attempt.report.total})")
             else:
-                run.ws.alternatives.append(attempt)
+                run.state.alternatives.append(attempt)
                 notes.append(f"{agent.id}: discarded, a test regressed")
         leader = run.leader()
         if leader is not None:

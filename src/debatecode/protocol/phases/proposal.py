@@ -14,12 +14,11 @@ from typing import Any
 
 from debatecode.agents.agent import Agent
 from debatecode.hooks import HookPoint
-from debatecode.protocol.debate_state import Dissent
+from debatecode.protocol.debate_state import Candidate, Dissent
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_objection, python_blocks
 from debatecode.protocol.run import DebateRun, gather_all
 from debatecode.protocol.validation import validate
-from debatecode.protocol.workspace import Candidate
 
 __all__ = ["ProposalPhase", "draft_candidate", "draft_candidates", "ensure_plan", "leader_context"]
 
@@ -47,7 +46,7 @@ async def draft_candidates(run: DebateRun, authors: list[Agent], phase: str) -> 
     temperature are sampled together (``SessionRun.ask_together``: one batched decode on a local model)."""
     asks = [(agent, agent.prompt("draft", run.task, len(run.authors()), **run.context(agent.id))) for agent in authors]
     turns = await run.ask_together(asks, phase=phase, round_no=0, kind="draft", want_code=True)
-    return await gather_all(*(run.ws.evaluate(agent, turn) for agent, turn in zip(authors, turns, strict=True)))
+    return await gather_all(*(run.evaluate(agent, turn) for agent, turn in zip(authors, turns, strict=True)))
 
 
 def leader_context(run: DebateRun) -> dict[str, Any]:
@@ -62,9 +61,9 @@ class ProposalPhase(Phase):
 
     async def execute(self, run: DebateRun, round_no: int) -> str:
         await ensure_plan(run)
-        missing = [a for a in run.authors() if a.id not in run.ws.candidates]
+        missing = [a for a in run.authors() if a.id not in run.state.candidates]
         for candidate in await draft_candidates(run, missing, self.name) if missing else []:
-            run.ws.adopt(candidate)
+            run.state.adopt(candidate)
         notes = [f"{len(run.authors())} authors' candidates"]
         moonshot = run.first_with_role("moonshot")
         if moonshot is not None:
@@ -72,11 +71,11 @@ class ProposalPhase(Phase):
         contrarian = run.first_with_role("contrarian")
         if contrarian is not None:
             notes.append(await self._contrarian(run, contrarian))
-        outcomes = await validate(run, HookPoint.POST_PROPOSAL, list(run.ws.candidates.values()))
+        outcomes = await validate(run, HookPoint.POST_PROPOSAL, list(run.state.candidates.values()))
         blocked = sum(1 for o in outcomes if o.blocked)
         if outcomes:
             notes.append(f"validations: {len(outcomes) - blocked} clear, {blocked} blocked")
-        passing = sum(1 for c in run.ws.candidates.values() if c.all_visible_pass())
+        passing = sum(1 for c in run.state.candidates.values() if c.all_visible_pass())
         return "; ".join(notes) + f"; {passing} pass every visible test"
 
     async def _moonshot(self, run: DebateRun, agent: Agent) -> str:
@@ -86,16 +85,16 @@ class ProposalPhase(Phase):
         stepping = blocks[1] if len(blocks) > 1 else None
         if turn.code is not None and len(blocks) > 1:
             turn = turn.model_copy(update={"code": blocks[0]})
-        ambitious = await run.ws.evaluate(agent, turn, label="moonshot")
+        ambitious = await run.evaluate(agent, turn, label="moonshot")
         options = [ambitious]
         if stepping is not None:
-            options.append(await run.ws.evaluate_code(agent, turn, stepping, label="stepping stone"))
+            options.append(await run.evaluate_code(agent, turn, stepping, label="stepping stone"))
         order = {id(c): i for i, c in enumerate(options)}
         best = sorted(options, key=lambda c: (tuple(-x for x in c.score()), order[id(c)]))[0]
-        run.ws.adopt(best)
+        run.state.adopt(best)
         for other in options:
             if other is not best:
-                run.ws.alternatives.append(other)
+                run.state.alternatives.append(other)
         if stepping is None:
             return f"moonshot {ambitious.report.passed}/{ambitious.report.total}"
         return f"moonshot {ambitious.report.passed}/{ambitious.report.total}, stepping stone {options[1].report.passed}/{options[1].report.total}"

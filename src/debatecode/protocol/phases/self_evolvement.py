@@ -20,6 +20,7 @@ from debatecode.protocol.early_stop import early_agreement
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.phases.proposal import draft_candidates, ensure_plan
 from debatecode.protocol.run import DebateRun, gather_all
+from debatecode.protocol.settings import ConvergenceSettings, SelfEvolvementSettings
 
 __all__ = ["SelfEvolvementPhase"]
 
@@ -27,25 +28,38 @@ __all__ = ["SelfEvolvementPhase"]
 class SelfEvolvementPhase(Phase):
     name = "self_evolvement"
 
+    def __init__(
+        self,
+        settings: SelfEvolvementSettings | None = None,
+        *,
+        convergence: ConvergenceSettings | None = None,
+        resample_temperature: float = 0.7,
+    ) -> None:
+        self.settings = settings or SelfEvolvementSettings()
+        self.convergence = convergence or ConvergenceSettings()
+        """``[convergence]``: whether (and on how many probes) the drafts may already settle the debate."""
+        self.resample_temperature = resample_temperature
+        """``llm.temperature``: the least temperature a refinement asked twice is sampled at."""
+
     async def execute(self, run: DebateRun, round_no: int) -> str:
         await ensure_plan(run)
         authors = run.authors()
         for candidate in await draft_candidates(run, authors, self.name):
-            run.ws.adopt(candidate)
-        early = await early_agreement(run)
+            run.state.adopt(candidate)
+        early = await early_agreement(run, self.convergence)
         if early is not None:
             run.state.stop_reason = early
             refinements = [0] * len(authors)
         else:
             refinements = await gather_all(*(self._evolve(run, agent) for agent in authors))
-        passing = sum(1 for c in run.ws.candidates.values() if c.all_visible_pass())
+        passing = sum(1 for c in run.state.candidates.values() if c.all_visible_pass())
         return f"{len(authors)} drafts, {sum(refinements)} refinements; {passing} pass every visible test"
 
     async def _evolve(self, run: DebateRun, agent: Agent) -> int:
         refinements = 0
         asked: set[str] = set()
-        for iteration in range(1, run.config.self_evolvement.max_iterations + 1):
-            current = run.ws.candidates[agent.id]
+        for iteration in range(1, self.settings.max_iterations + 1):
+            current = run.state.candidates[agent.id]
             if current.all_visible_pass():
                 break
             report = current.report.visible() if current.code is not None else None
@@ -58,13 +72,13 @@ class SelfEvolvementPhase(Phase):
                 # decoding) would repeat the same reply. Sample afresh instead.
                 speaker = replace(
                     agent,
-                    temperature=max(agent.temperature, run.config.llm.temperature),
+                    temperature=max(agent.temperature, self.resample_temperature),
                     seed=agent.seed + 1000 * iteration,
                 )
             asked.add(prompt.text)
             turn = await run.ask(
                 speaker, prompt, phase=self.name, round_no=0, kind=f"refine-{iteration}", want_code=True
             )
-            run.ws.adopt(await run.ws.evaluate(agent, turn))
+            run.state.adopt(await run.evaluate(agent, turn))
             refinements += 1
         return refinements
