@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from debatecode.errors import SandboxUnavailable
 from debatecode.sandbox._seccomp_bpf import job_filter
 from debatecode.sandbox.base import Limits
 
@@ -146,6 +147,9 @@ def seccomp_pipe() -> int:
     """A pipe's read end holding the compiled job filter, for ``bwrap --seccomp``; the caller closes it.
 
     The filter is a few hundred bytes, far below a pipe's buffer, so the write never blocks.
+
+    Raises:
+        SandboxUnavailable: libseccomp is missing (``probe_isolation`` says so first).
     """
     read_end, write_end = os.pipe()
     try:
@@ -277,6 +281,11 @@ def probe_isolation(python: str) -> IsolationProbe:
         _ok, version = _run_quietly([bwrap, "--version"])
         size_ok = "--size" in _help_text(bwrap)
         seccomp_problem = "" if platform.machine() in SECCOMP_MACHINES else f"no filter for {platform.machine()}"
+        if not seccomp_problem:
+            try:
+                job_filter()
+            except SandboxUnavailable as exc:  # libseccomp missing
+                seccomp_problem = str(exc)
         ok, why = _try_bwrap(bwrap, python, size_ok, seccomp=not seccomp_problem)
         if not ok and not seccomp_problem:
             seccomp_problem = f"bwrap --seccomp failed: {why}"
