@@ -1,7 +1,7 @@
 """``DesignRun`` and ``DesignState``: one design debate as its steps see it.
 
 The run takes journaled turns exactly as a code debate does (it is a
-:class:`~debatecode.protocol.turns.SessionRun`); its state holds the typed
+:class:`~debatecode.protocol.session_run.SessionRun`); its state holds the typed
 records of the debate (``protocol.design.records``), rebuilt from the journal
 when a debate is resumed.
 """
@@ -28,9 +28,9 @@ from debatecode.protocol.design.records import (
 from debatecode.protocol.design.replies import parse_speech
 from debatecode.protocol.design.settings import DesignSettings
 from debatecode.protocol.events import Event
+from debatecode.protocol.session_run import SessionRun
 from debatecode.protocol.state import TurnRecord
 from debatecode.protocol.transcript import ContextWindow
-from debatecode.protocol.turns import SessionRun
 
 if TYPE_CHECKING:
     from debatecode.protocol.design.clarify import Clarification

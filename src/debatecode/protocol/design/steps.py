@@ -23,6 +23,7 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING, Any
 
+from debatecode._concurrency import gather_all
 from debatecode.agents.agent import Agent
 from debatecode.agents.design_prompts import DesignKind
 from debatecode.agents.perspectives import Perspective, complexity_rounds
@@ -45,7 +46,6 @@ from debatecode.protocol.design.run import MODERATOR, DesignRun
 from debatecode.protocol.ordering import AgentOrdering
 from debatecode.protocol.reply_quality import is_rubber_stamp
 from debatecode.protocol.state import TurnRecord
-from debatecode.protocol.turns import gather_all
 
 if TYPE_CHECKING:
     from debatecode.config import DebateConfig

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from debatecode._concurrency import gather_all
 from debatecode.agents.agent import Agent
 from debatecode.protocol.design.confidence import settled_confidence
 from debatecode.protocol.design.records import DecisionRecord, Dissent
@@ -18,7 +19,6 @@ from debatecode.protocol.design.run import MODERATOR, DesignRun
 from debatecode.protocol.design.sections import dedupe_dissents
 from debatecode.protocol.design.steps import DesignStep
 from debatecode.protocol.state import TurnRecord
-from debatecode.protocol.turns import gather_all
 
 __all__ = ["SynthesisReviewStep", "apply_corrections"]
 
