@@ -37,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from frontmatter.default_handlers import YAMLHandler
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from pydantic import BaseModel, ConfigDict, Field
 
 from debatecode.errors import TaskError
@@ -53,8 +56,11 @@ _BOM = "\ufeff"
 _REQUIRED = ("title", "entry_point")
 _OPTIONAL = ("language", "signature", "time_limit", "memory_limit", "difficulty", "tags")
 _LANGUAGES = ("python",)
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)$")
-_HEADING = re.compile(r"^##[ \t]+(?P<name>.+?)[ \t]*#*[ \t]*$")
+_FRONT_MATTER = YAMLHandler()
+"""python-frontmatter's YAML format: its ``---`` boundary lines, and YAML read with the safe loader."""
+_MARKDOWN = MarkdownIt("commonmark")
+"""The task body's structure: ``##`` headings and fenced code blocks, as CommonMark reads them."""
+_PYTHON_INFO = ("", "python", "py", "python3", "pytest")
 _DURATION = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|seconds?)?\s*$", re.IGNORECASE)
 _SIZE = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>k|kb|kib|m|mb|mib|g|gb|gib)?\s*$", re.IGNORECASE)
 
@@ -242,21 +248,22 @@ def _front_matter(lines: list[str], file: Path) -> tuple[dict[str, Any], int]:
             line=1,
             fix="start with YAML front matter between '---' lines (see docs/task-format.md)",
         )
-    if lines[first].strip() != "---":
+    boundary = _FRONT_MATTER.FM_BOUNDARY
+    if not boundary.match(lines[first]):
         raise TaskError(
             file,
             "missing YAML front matter",
             line=first + 1,
             fix="start the file with a '---' line, then title/entry_point keys, then another '---' line",
         )
-    end = next((i for i in range(first + 1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    end = next((i for i in range(first + 1, len(lines)) if boundary.match(lines[i])), None)
     if end is None:
         raise TaskError(
             file, "front matter is not closed", line=first + 1, fix="add a '---' line after the last front matter key"
         )
     raw = "\n".join(lines[first + 1 : end])
     try:
-        meta = yaml.safe_load(raw) if raw.strip() else {}
+        meta = _FRONT_MATTER.load(raw) if raw.strip() else {}
     except RecursionError as exc:
         raise TaskError(
             file, "front matter is nested too deeply", line=first + 2, fix="use flat 'key: value' lines"
@@ -395,29 +402,26 @@ def _size_mb(raw: Any, file: Path) -> int | None:
 def _split_sections(
     body: list[str], first_line_no: int
 ) -> tuple[list[tuple[int, str]], dict[str, list[tuple[int, str]]]]:
-    """Split the body at ``##`` headings outside code fences.
+    """Split the body at its ``##`` headings (code fences hide them, as in any markdown reader).
 
     Returns the numbered description lines and, for ``examples`` and ``tests``,
     their numbered lines. Other ``##`` sections stay in the description.
     """
+    tokens = _MARKDOWN.parse("\n".join(body))
+    headings: dict[int, str | None] = {}
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.markup == "##" and token.level == 0 and token.map:
+            name = tokens[index + 1].content.strip().lower()
+            key = "examples" if name in ("examples", "example") else "tests" if name in ("tests", "test") else None
+            headings[token.map[0]] = key
     description: list[tuple[int, str]] = []
     sections: dict[str, list[tuple[int, str]]] = {}
     current: list[tuple[int, str]] | None = None
-    fence: str | None = None
     for offset, line in enumerate(body):
         number = first_line_no + offset
-        fence_match = _FENCE.match(line)
-        if fence_match:
-            marker = fence_match["fence"]
-            if fence is None:
-                fence = marker[0] * 3
-            elif marker.startswith(fence):
-                fence = None
-        heading = _HEADING.match(line) if fence is None else None
-        if heading:
-            name = heading["name"].strip().lower()
-            if name in ("examples", "example", "tests", "test"):
-                key = "examples" if name.startswith("example") else "tests"
+        if offset in headings:
+            key = headings[offset]
+            if key is not None:
                 current = sections.setdefault(key, [])
                 continue
             current = None
@@ -428,8 +432,28 @@ def _split_sections(
     return description, sections
 
 
+def _fences(numbered: list[tuple[int, str]]) -> list[Token]:
+    """The fenced code blocks of these lines (``token.map`` indexes ``numbered``)."""
+    return [token for token in _MARKDOWN.parse("\n".join(line for _, line in numbered)) if token.type == "fence"]
+
+
+def _fence_closed(token: Token, numbered: list[tuple[int, str]]) -> bool:
+    """Whether a fence has its closing line (an open one runs to the end of the text)."""
+    assert token.map is not None
+    last = token.map[1] - 1
+    closing = numbered[last][1].strip()
+    return last > token.map[0] and len(closing) >= len(token.markup) and set(closing) == {token.markup[0]}
+
+
 def _strip_fences(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    return [(n, line) for n, line in numbered if not _FENCE.match(line)]
+    """The lines without the opening and closing lines of their code fences (examples may sit in one)."""
+    markers: set[int] = set()
+    for token in _fences(numbered):
+        assert token.map is not None
+        markers.add(token.map[0])
+        if _fence_closed(token, numbered):
+            markers.add(token.map[1] - 1)
+    return [entry for index, entry in enumerate(numbered) if index not in markers]
 
 
 def _parse_examples(
@@ -506,26 +530,19 @@ def _parse_tests(numbered: list[tuple[int, str]] | None, file: Path) -> list[Tes
     if not numbered:
         return []
     blocks: list[TestBlock] = []
-    inside: list[tuple[int, str]] | None = None
-    fence = ""
-    for number, line in numbered:
-        match = _FENCE.match(line)
-        if inside is None:
-            if match:
-                info = match["info"].strip().lower()
-                if info not in ("", "python", "py", "python3", "pytest"):
-                    continue
-                fence = match["fence"]
-                inside = []
+    for token in _fences(numbered):
+        assert token.map is not None
+        if token.info.strip().lower() not in _PYTHON_INFO:
             continue
-        if match and match["fence"].startswith(fence) and not match["info"].strip():
-            blocks.append(_test_block(inside, number, file))
-            inside = None
-            continue
-        inside.append((number, line))
-    if inside is not None:
-        start = inside[0][0] - 1 if inside else numbered[-1][0]
-        raise TaskError(file, "code block in ## Tests is not closed", line=start, fix="end the block with a ``` line")
+        opening, after = token.map
+        if not _fence_closed(token, numbered):
+            raise TaskError(
+                file,
+                "code block in ## Tests is not closed",
+                line=numbered[opening][0],
+                fix="end the block with a ``` line",
+            )
+        blocks.append(_test_block(numbered[opening + 1 : after - 1], numbered[after - 1][0], file))
     if not blocks:
         raise TaskError(
             file,
