@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from debatecode.bench._humaneval_sessions import slug
 from debatecode.bench.humaneval import check_samples, load_problems
+from debatecode.bench.humaneval.results_folder import slug
 from debatecode.config import DebateConfig
 from debatecode.errors import VersionControlError
 from debatecode.sandbox import create_sandbox

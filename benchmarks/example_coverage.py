@@ -17,7 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from debatecode.bench.humaneval import _docstring, load_problems, problem_task
+from debatecode.bench.humaneval.problems import _docstring, load_problems, problem_task
 from debatecode.examples import find_examples, parameter_names
 
 

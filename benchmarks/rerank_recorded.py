@@ -36,8 +36,8 @@ from rich.progress import Progress
 from rich.table import Table
 
 from debatecode.bench._stats import mcnemar_exact_p
-from debatecode.bench._vote import read_vote_samples, vote_at
 from debatecode.bench.humaneval import check_samples, load_problems, problem_task
+from debatecode.bench.humaneval.vote import read_vote_samples, vote_at
 from debatecode.execution.cleaning import clean_solution
 from debatecode.execution.inputs import generated_inputs
 from debatecode.execution.probes import ProbeRunner

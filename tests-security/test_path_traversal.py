@@ -236,7 +236,7 @@ def test_a_worktrees_link_out_of_the_repository_is_refused(tmp_path: Path, monke
 
 @pytest.mark.parametrize("task_id", TRAVERSALS)
 def test_a_humaneval_task_id_maps_to_one_plain_folder(tmp_path: Path, task_id: str) -> None:
-    from debatecode.bench._humaneval_sessions import slug
+    from debatecode.bench.humaneval.results_folder import slug
 
     folder = slug(task_id)
     assert "/" not in folder and folder not in (".", "..") and "\x00" not in folder

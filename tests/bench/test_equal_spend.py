@@ -19,13 +19,13 @@ from tests.cli.helpers import run_cli
 from tests.support.dummy_sandbox import DummySandbox
 
 from debatecode._api import Services, solve_async
-from debatecode.bench._humaneval_run import run_humaneval_async
-from debatecode.bench._sessions import spent_by
-from debatecode.bench._spend import SpendPoint, SpendSearch, match_spend
 from debatecode.bench._stats import mcnemar_exact_p, paired_test
-from debatecode.bench._vote import read_vote_samples, vote_at
 from debatecode.bench.humaneval import completion_of, problem_task
-from debatecode.bench.strategies import strategy_config
+from debatecode.bench.humaneval.run import run_humaneval_async
+from debatecode.bench.humaneval.scored_session import spent_by
+from debatecode.bench.humaneval.spend import SpendPoint, SpendSearch, match_spend
+from debatecode.bench.humaneval.strategies import strategy_config
+from debatecode.bench.humaneval.vote import read_vote_samples, vote_at
 from debatecode.config import DebateConfig, load_config
 from debatecode.llm.client import LLMClient
 from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted

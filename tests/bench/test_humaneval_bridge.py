@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 from tests.cli.helpers import run_cli
 
+from debatecode.bench._stats import mcnemar_exact_p, wilson_interval
 from debatecode.bench.humaneval import completion_of, load_problems, pass_at_k, problem_task
-from debatecode.bench.strategies import STRATEGIES, strategy_config
-from debatecode.bench.suite import HumanEvalRun, mcnemar_exact_p, run_humaneval, wilson_interval
+from debatecode.bench.humaneval.progress import run_with_progress
+from debatecode.bench.humaneval.setup import HumanEvalSetup
+from debatecode.bench.humaneval.strategies import STRATEGIES, strategy_config
 from debatecode.config import load_config
 from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
 
@@ -108,10 +110,10 @@ def test_hidden_tests_never_reach_an_agent_and_runs_resume(tmp_path: Path) -> No
             },
             use_file=False,
         )
-        setup = HumanEvalRun(
-            strategies=list(STRATEGIES), base=base, out=tmp_path / "out", samples=2, agents=2, sandbox="local"
+        setup = HumanEvalSetup(
+            strategies=list(STRATEGIES), config=base, out=tmp_path / "out", samples=2, agents=2, sandbox="local"
         )
-        report = run_humaneval(list(PROBLEMS.values()), setup)
+        report = run_with_progress(list(PROBLEMS.values()), setup)
         asked = len(prompts)
         assert asked > 0
         for problem in PROBLEMS.values():
@@ -134,7 +136,7 @@ def test_hidden_tests_never_reach_an_agent_and_runs_resume(tmp_path: Path) -> No
         assert set(sample) == {"task_id", "completion"}
         assert (tmp_path / "out" / "plot.png").read_bytes()[:4] == b"\x89PNG"
 
-        run_humaneval(list(PROBLEMS.values()), setup)
+        run_with_progress(list(PROBLEMS.values()), setup)
         assert len(prompts) == asked, "a finished run is resumed, not repeated"
         assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == len(records)
     finally:

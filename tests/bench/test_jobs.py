@@ -20,11 +20,11 @@ from tests.support.humaneval_scripted import MODEL, TIMINGS, WRONG, mixed_config
 from tests.support.humaneval_scripted import rows as _rows
 from tests.support.humaneval_scripted import without_time as _without_time
 
-import debatecode.bench._humaneval_sessions as sessions_module
+import debatecode.bench.humaneval.results_folder as sessions_module
 import debatecode.sandbox
 from debatecode.bench import run_humaneval
 from debatecode.bench._jobs import MAX_DEFAULT_JOBS, default_jobs, resolve_jobs, run_bounded, run_queue
-from debatecode.bench.strategies import STRATEGIES
+from debatecode.bench.humaneval.strategies import STRATEGIES
 from debatecode.config import DebateConfig, load_config
 from debatecode.errors import ConfigError
 from debatecode.llm.scripted import register_scripted, unregister_scripted

@@ -19,7 +19,8 @@ from tests.support.debaters import add_debater
 from tests.support.dummy_sandbox import DummySandbox
 
 import debatecode.sandbox
-from debatecode.bench.suite import HumanEvalRun, run_humaneval
+from debatecode.bench.humaneval.progress import run_with_progress
+from debatecode.bench.humaneval.setup import HumanEvalSetup
 from debatecode.bench.sweep import run_sweep
 from debatecode.config import load_config
 from debatecode.execution.runner import job_limits
@@ -96,10 +97,10 @@ def test_a_bench_run_serves_every_problem_from_one_sandbox_on_one_loop(
             },
             use_file=False,
         )
-        setup = HumanEvalRun(
-            strategies=["single", "vote"], base=base, out=tmp_path / "out", samples=2, command="debatecode bench test"
+        setup = HumanEvalSetup(
+            strategies=["single", "vote"], config=base, out=tmp_path / "out", samples=2, command="debatecode bench test"
         )
-        report = run_humaneval(problems, setup)
+        report = run_with_progress(problems, setup)
     finally:
         unregister_scripted("one-pool-oracle")
 

@@ -47,7 +47,7 @@ class DockerSizedSandbox(DummySandbox):
 
 def test_an_oversized_sample_fails_alone_and_the_others_are_checked(caplog: pytest.LogCaptureFixture) -> None:
     sandbox = DockerSizedSandbox()
-    with caplog.at_level(logging.WARNING, logger="debatecode.bench.humaneval"):
+    with caplog.at_level(logging.WARNING, logger="debatecode.bench.humaneval.samples"):
         verdicts = asyncio.run(check_samples(sandbox, PROBLEMS, _samples()))
     assert [v.passed for v in verdicts] == [True, False, True]
     assert [v.ran for v in verdicts] == [True, False, True]

@@ -19,8 +19,6 @@ from tests.support.humaneval_scripted import LIGHT, mixed_config
 
 import debatecode.sandbox
 from debatecode.bench import run_humaneval
-from debatecode.bench._humaneval_report import write_report
-from debatecode.bench._vote import SAMPLES_FILE, vote_record
 from debatecode.bench.humaneval import (
     check_samples,
     human_eval_result,
@@ -31,7 +29,9 @@ from debatecode.bench.humaneval import (
     sample_program,
     write_results,
 )
-from debatecode.bench.suite import HumanEvalRun
+from debatecode.bench.humaneval.report import write_report
+from debatecode.bench.humaneval.setup import HumanEvalSetup
+from debatecode.bench.humaneval.vote import SAMPLES_FILE, vote_record
 from debatecode.config import load_config
 from debatecode.errors import ConfigError
 from debatecode.llm.client import Message
@@ -199,7 +199,7 @@ def test_the_report_gives_pass_at_k_where_every_problem_has_k_samples_and_result
     votes = [vote_record([s for s in samples if s["task_id"] == task], 10, settings) for task in drawn]
     _jsonl(tmp_path / "results.jsonl", single + votes)
     _jsonl(tmp_path / SAMPLES_FILE, samples)
-    setup = HumanEvalRun(strategies=["single", "vote"], base=load_config(use_file=False), out=tmp_path, samples=10)
+    setup = HumanEvalSetup(strategies=["single", "vote"], config=load_config(use_file=False), out=tmp_path, samples=10)
 
     report = write_report(setup, [ZERO, TWO]).read_text()
 

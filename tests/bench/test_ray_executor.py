@@ -27,7 +27,7 @@ from tests.support.ray_worker import HOOK
 import debatecode.sandbox
 from debatecode.bench import run_humaneval
 from debatecode.bench._jobs import check_executor
-from debatecode.bench.strategies import STRATEGIES
+from debatecode.bench.humaneval.strategies import STRATEGIES
 from debatecode.bench.sweep import run_sweep
 from debatecode.config import DebateConfig, load_config
 from debatecode.errors import ConfigError, ExitCode

@@ -35,7 +35,7 @@ from tests.support import humaneval_scripted  # noqa: E402
 from tests.support.ray_worker import HOOK, prepare_worker  # noqa: E402
 
 from debatecode.bench import run_humaneval  # noqa: E402
-from debatecode.bench.strategies import STRATEGIES  # noqa: E402
+from debatecode.bench.humaneval.strategies import STRATEGIES  # noqa: E402
 
 SETTINGS = ("serial", "jobs-2", "ray")
 

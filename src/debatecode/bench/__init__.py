@@ -29,14 +29,15 @@ from typing import TYPE_CHECKING
 from debatecode._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from debatecode.bench._humaneval_run import (
+    from debatecode.bench.humaneval.problems import load_problems, problem_task
+    from debatecode.bench.humaneval.run import (
         HumanEvalOutcome,
         HumanEvalResults,
         run_humaneval,
         run_humaneval_async,
     )
-    from debatecode.bench.humaneval import load_problems, pass_at_k, problem_task
-    from debatecode.bench.strategies import STRATEGIES, strategy_config
+    from debatecode.bench.humaneval.samples import pass_at_k
+    from debatecode.bench.humaneval.strategies import STRATEGIES, strategy_config
     from debatecode.bench.swebench import (
         Prediction,
         RunSummary,
@@ -73,10 +74,11 @@ __all__ = [
 _LAZY = {
     **dict.fromkeys(
         ("HumanEvalOutcome", "HumanEvalResults", "run_humaneval", "run_humaneval_async"),
-        "debatecode.bench._humaneval_run",
+        "debatecode.bench.humaneval.run",
     ),
-    **dict.fromkeys(("load_problems", "pass_at_k", "problem_task"), "debatecode.bench.humaneval"),
-    **dict.fromkeys(("STRATEGIES", "strategy_config"), "debatecode.bench.strategies"),
+    **dict.fromkeys(("load_problems", "problem_task"), "debatecode.bench.humaneval.problems"),
+    "pass_at_k": "debatecode.bench.humaneval.samples",
+    **dict.fromkeys(("STRATEGIES", "strategy_config"), "debatecode.bench.humaneval.strategies"),
     **dict.fromkeys(
         (
             "Prediction",

@@ -35,7 +35,8 @@ from inspect_ai.scorer import Score
 
 from debatecode import __version__
 from debatecode.bench._inspect_session import model_output, utc_iso
-from debatecode.bench.humaneval import load_problems, sample_program
+from debatecode.bench.humaneval.problems import load_problems
+from debatecode.bench.humaneval.samples import sample_program
 from debatecode.errors import UserError
 
 __all__ = ["bench_logs"]

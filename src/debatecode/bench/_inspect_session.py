@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["model_output", "session_log", "utc_iso"]
 
 _NOT_MODELS = ("tool", "human", "memory", "")
-"""Turn providers that are not model calls (as ``bench._sessions`` counts spend)."""
+"""Turn providers that are not model calls (as ``bench.humaneval.scored_session`` counts spend)."""
 
 _VISIBLE_TESTS = "visible_tests"
 _STATUS: dict[str, EvalStatus] = {

@@ -83,7 +83,7 @@ def bench_eval_logs(folder: Path) -> list[EvalLog]:
     Raises:
         UserError: inspect_ai is missing, or ``folder`` has no ``results.jsonl`` with results in it.
     """
-    from debatecode.bench._humaneval_sessions import read_records
+    from debatecode.bench.humaneval.results_folder import read_records
 
     results = folder / "results.jsonl"
     if not results.is_file():

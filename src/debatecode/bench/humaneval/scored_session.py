@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from debatecode.bench._draft_blocks import DraftBlocks, TemperatureOf
-from debatecode.bench.humaneval import check_samples, completion_of, problem_task
+from debatecode.bench.humaneval.draft_blocks import DraftBlocks, TemperatureOf
+from debatecode.bench.humaneval.problems import completion_of, problem_task
+from debatecode.bench.humaneval.samples import check_samples
 from debatecode.config import DebateConfig
 from debatecode.execution.cleaning import clean_solution
 from debatecode.execution.inputs import generated_inputs

