@@ -11,6 +11,16 @@ exempt. Module names given as strings to the lazy-export maps and to
 Modules in the same layer may import each other. The layers are ``LAYERS``
 below, highest first; ``docs/architecture.md`` ("Layers: imports point down
 only") draws the same diagram, and a test here keeps the two in step.
+
+Inside a package (a top-level package of ``debatecode`` with its subpackages),
+imports form no cycle: ``test_no_import_cycle_inside_a_package`` builds the
+graph of every ``import`` statement, wherever it sits (a function-level or
+type-only import closes a cycle as well as a module-level one), and fails on
+any cycle, naming its edges. Module names given as strings are left out of
+that graph: a registry that imports its providers by name on first lookup
+(``llm/providers.py``, STYLE.md's registries by name) and a package's lazy
+re-export map run after both modules are loaded, and only ever point from the
+registry or the package to what it names.
 """
 
 from __future__ import annotations
@@ -80,8 +90,11 @@ def _top(name: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def _imports(module: str, is_package: bool, source_text: str) -> list[tuple[int, str]]:
-    """``(line, module)`` for each ``debatecode`` module that ``module`` (whose source is given) imports."""
+def _imports(module: str, is_package: bool, source_text: str, *, by_name: bool = True) -> list[tuple[int, str]]:
+    """``(line, module)`` for each ``debatecode`` module that ``module`` (whose source is given) imports.
+
+    ``by_name``: also the module names given as strings to lazy-export maps and ``importlib.import_module``.
+    """
     package = module if is_package else module.rpartition(".")[0]
     found: list[tuple[int, str]] = []
     for node in ast.walk(parse_source(source_text, filename=module)):
@@ -97,6 +110,8 @@ def _imports(module: str, is_package: bool, source_text: str) -> list[tuple[int,
                 # ``from debatecode import config`` imports the module ``debatecode.config``.
                 submodule = f"{source}.{alias.name}"
                 found.append((node.lineno, submodule if _is_module(submodule) else source))
+        elif not by_name:
+            continue
         elif isinstance(node, ast.Dict):
             # A lazy-export map: ``{"Name": "debatecode.x.y"}``.
             found.extend((value.lineno, value.value) for value in node.values if _names_a_module(value))
@@ -163,6 +178,109 @@ def test_layers_match_the_architecture_doc() -> None:
     documented = _documented_layers()
     ours = [{name for name, value in LAYERS.items() if value == layer} for layer in sorted(set(LAYERS.values()))]
     assert documented == ours[::-1], "LAYERS and the diagram in docs/architecture.md disagree"
+
+
+KNOWN_PENDING_CYCLES: dict[frozenset[str], str] = {
+    frozenset(
+        f"debatecode.protocol.{name}" for name in ("deps", "reflexion", "run", "session_run", "turns", "phases.base")
+    ): "issue 34 part 1 (protocol/**, 'state and dependencies, really apart'): deps.py imports reflexion.py "
+    "(DebateDeps holds the ReflexionLoop), which imports run.py, which imports deps.py; the loop leaves the deps",
+    frozenset(f"debatecode.protocol.design.{name}" for name in ("clarify", "gate", "relevance", "run")): (
+        "issue 34 part 1 owns protocol/**: design/run.py builds the clarifier and the gate reviewer, "
+        "whose modules import DesignRun back from design/run.py"
+    ),
+    frozenset({"debatecode.cli.common", "debatecode.cli.output"}): (
+        "issue 34 part 4 (console width, 32edcf7) owns cli/: common.py now imports output.make_console, and "
+        "output.write_output_file imports common.fail; the consoles want a module of their own"
+    ),
+}
+"""Cycles being removed by work in progress, each with whose work removes it: a cycle among modules of one
+entry is tolerated until then; any other cycle fails."""
+
+
+def _package_of(module: str) -> str | None:
+    """The top-level package ``module`` belongs to (``debatecode.llm`` for ``debatecode.llm.client``), or None."""
+    parts = module.split(".")
+    if len(parts) < 2 or not (SRC / "debatecode" / parts[1] / "__init__.py").is_file():
+        return None
+    return ".".join(parts[:2])
+
+
+def _package_graphs() -> dict[str, dict[str, dict[str, str]]]:
+    """Per package: each module -> each module of the same package it imports -> where (``path:line``)."""
+    graphs: dict[str, dict[str, dict[str, str]]] = {}
+    for path in _sources():
+        module = _module_name(path)
+        package = _package_of(module)
+        if package is None:
+            continue
+        edges = graphs.setdefault(package, {}).setdefault(module, {})
+        source_text = path.read_text(encoding="utf-8")
+        for line, imported in _imports(module, path.name == "__init__.py", source_text, by_name=False):
+            if imported != module and _package_of(imported) == package:
+                edges.setdefault(imported, f"{path.relative_to(ROOT)}:{line}")
+    return graphs
+
+
+def _cycles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one module (Tarjan's algorithm), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, {}):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_import_cycle_inside_a_package() -> None:
+    problems: list[str] = []
+    for package, graph in sorted(_package_graphs().items()):
+        for cycle in _cycles(graph):
+            if any(set(cycle) <= pending for pending in KNOWN_PENDING_CYCLES):
+                continue
+            edges = [
+                f"    {source} -> {target}  at {where}"
+                for source in cycle
+                for target, where in sorted(graph[source].items())
+                if target in cycle
+            ]
+            problems.append(f"{package}: {' <-> '.join(cycle)}\n" + "\n".join(edges))
+    assert not problems, f"{len(problems)} import cycle(s) inside a package:\n" + "\n".join(problems)
+
+
+def test_a_cycle_is_found_wherever_its_imports_sit() -> None:
+    graph = {"a": {"b": "a.py:1"}, "b": {"c": "b.py:9"}, "c": {"a": "c.py:40"}, "d": {"a": "d.py:2"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b": "a.py:1"}, "b": {}}) == []
+    function_level = "def f():\n    from debatecode.llm.client import LLMClient"
+    assert _imports("debatecode.llm.tokens", False, function_level, by_name=False) == [(2, "debatecode.llm.client")]
+    by_name = "_LAZY = {'X': 'debatecode.llm.client'}"
+    assert _imports("debatecode.llm.providers", False, by_name, by_name=False) == []
 
 
 @pytest.mark.parametrize(
