@@ -18,6 +18,9 @@ Two reply shapes are understood:
   Trailing lines are then dropped until the result parses (a reply cut off
   by ``max_tokens`` mid-statement still yields the complete lines).
 
+Fenced blocks are found by markdown-it-py (CommonMark's rules: a fence opens with three or more
+backticks, closes with as many on a line of their own, and one left open runs to the end).
+
 Nothing here executes code; ``ast.parse`` only checks syntax.
 """
 
@@ -25,14 +28,46 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
-__all__ = ["COMPLETION_STOP", "extract_choice", "extract_code"]
+from markdown_it import MarkdownIt
+
+__all__ = ["COMPLETION_STOP", "CodeFence", "code_fences", "extract_choice", "extract_code"]
 
 COMPLETION_STOP: list[str] = ["\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\n#", "\n```"]
 """Stop sequences for completion-style prompts (the HumanEval set plus a closing fence)."""
 
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
+_MARKDOWN = MarkdownIt("commonmark")
+_TAG = re.compile(r"[\w+-]*")
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
+
+
+@dataclass(frozen=True)
+class CodeFence:
+    """One fenced code block of a reply (backticks only: a model's ``~~~`` stays text)."""
+
+    tag: str
+    """The language word that opens the info string, lower-cased; "" when there is none."""
+    code: str
+    """The lines between the fences, each ending with a newline (an open block: up to the end)."""
+    closed: bool
+    """Whether the block has its closing fence (a reply cut off by ``max_tokens`` leaves it open)."""
+
+
+def code_fences(text: str) -> list[CodeFence]:
+    """The backtick-fenced code blocks of ``text``, in order."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    fences = []
+    for token in _MARKDOWN.parse(text):
+        if token.type != "fence" or not token.markup.startswith("`") or token.map is None:
+            continue
+        last = lines[token.map[1] - 1].strip() if token.map[1] - 1 > token.map[0] else ""
+        closed = len(last) >= len(token.markup) and set(last) == {"`"}
+        tag = _TAG.match(token.info.strip())
+        fences.append(CodeFence(tag=tag.group(0).lower() if tag else "", code=token.content, closed=closed))
+    return fences
+
+
 _CODE_START = re.compile(r"^(?:def |async def |class |import |from |@)", re.MULTILINE)
 
 
@@ -103,12 +138,7 @@ def _complete_prefix(prefix: str, reply: str) -> str | None:
 
 
 def _fenced_blocks(reply: str) -> list[str]:
-    blocks = []
-    for match in _FENCE.finditer(reply):
-        tag, body = match.group(1).lower(), match.group(2)
-        if tag in _PYTHON_TAGS and body.strip():
-            blocks.append(body)
-    return blocks
+    return [fence.code for fence in code_fences(reply) if fence.tag in _PYTHON_TAGS and fence.code.strip()]
 
 
 def _best_block(blocks: list[str], entry_point: str | None) -> str:

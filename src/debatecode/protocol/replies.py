@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from debatecode.llm.parsing import extract_choice
+from debatecode.llm.parsing import code_fences, extract_choice
 
 __all__ = [
     "CATEGORIES",
@@ -35,7 +35,6 @@ _CATEGORY_WORDS = {
 }
 _TAG = re.compile(r"\[\s*([a-z _-]+?)\s*\]", re.IGNORECASE)
 _NUMBERED = re.compile(r"^\s*(?:#\s*)?(?:Q|A)?\s*(\d+)\s*[.):]\s*", re.IGNORECASE)
-_FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[^\n]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 def _category(question: str, tag: str | None) -> str:
@@ -190,5 +189,5 @@ def parse_verdicts(text: str) -> dict[str, bool]:
 
 
 def python_blocks(text: str) -> list[str]:
-    """Every fenced Python block in ``text``, in order."""
-    return [block.strip() + "\n" for block in _FENCE.findall(text) if block.strip()]
+    """Every closed fenced code block in ``text``, in order (its info string is not checked)."""
+    return [fence.code.strip() + "\n" for fence in code_fences(text) if fence.closed and fence.code.strip()]
