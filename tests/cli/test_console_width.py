@@ -1,4 +1,4 @@
-"""Off a terminal, command output is never cut or wrapped at 80 columns (cli/output.py make_console).
+"""Off a terminal, command output is never cut or wrapped at 80 columns (cli/console.py make_console).
 
 The list and show commands print tables at their natural width; every other command (the
 ``bench swebench`` table, ``export inspect --bench`` paths, the ``bench humaneval`` summary)
@@ -18,7 +18,7 @@ from rich.table import Table
 
 from debatecode.bench.swebench.report import ModelTally, RunSummary, SummaryRow
 from debatecode.cli.bench_swebench import print_summary
-from debatecode.cli.output import UncutConsole, make_console
+from debatecode.cli.console import UncutConsole, make_console
 
 LONG_PATH = "/work/" + "/".join(f"a-rather-long-folder-name-{i}" for i in range(8)) + "/strategy-debate.eval"
 

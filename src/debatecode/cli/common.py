@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperGroup
 
-from debatecode.cli.output import make_console
+from debatecode.cli.console import make_console
 
 if TYPE_CHECKING:
     from pathlib import Path

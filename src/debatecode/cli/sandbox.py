@@ -17,7 +17,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from debatecode.cli.common import fail
-from debatecode.cli.output import json_option, make_console, print_json
+from debatecode.cli.console import make_console
+from debatecode.cli.output import json_option, print_json
 
 if TYPE_CHECKING:
     from debatecode.config import SandboxSettings
