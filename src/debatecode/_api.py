@@ -103,9 +103,15 @@ async def solve_async(
     ``load_config()`` (``debatecode.toml``, then ``DEBATECODE_*``). ``bus`` receives
     the engine's events as they happen. ``services`` are closed only when built here.
 
+    Every entry path runs a code debate through here (the CLI's ``solve`` and ``audit replay``,
+    the server, ``bench``): the engine's session driver holds the session's lease and settles
+    the stored session as ``failed`` (``cancelled`` on an interrupt) if anything unexpected
+    escapes, so it is never left ``running`` and ``resume`` continues it.
+
     Raises:
         TaskError, ConfigError, UnknownModelError: bad input; nothing is stored.
         SandboxUnavailable, StoreError: the environment cannot run a session.
+        SessionBusy: another process runs or resumes session ``resume``.
     """
     from debatecode.protocol.engine import DebateEngine
 

@@ -94,10 +94,7 @@ async def debate_async(
     try:
         engine = DesignEngine(config, llm=llm, store=store, repo=repo or Path.cwd(), bus=bus, human=human)
         if resume is not None:
-            from debatecode.protocol.session_runner import session_lease
-
-            with session_lease(store, store.get_session(resume).id, resuming=True):
-                return await engine.resume(resume, parsed)
+            return await engine.resume(resume, parsed)
         return await engine.debate(parsed)
     finally:
         await llm.aclose()

@@ -103,6 +103,10 @@ class DebateConfig(BaseSettings):
     """Token budget for the whole session (prompt + completion). When spent, the session stops with partial results saved."""
     max_concurrency: int = Field(default=3, ge=1)
     """Agents working at the same time."""
+    timeout_s: float | None = Field(default=None, gt=0)
+    """The whole session's time limit in seconds, checkpoints excluded (``--timeout``); a step running past it stops the session as ``failed`` with its turns kept for ``--resume``. None: no limit. Design debates use ``design.timeout_s``."""
+    round_timeout_s: float | None = Field(default=None, gt=0)
+    """One debate round's time limit in seconds (``--round-timeout``), stopping the session like ``timeout_s``. None: no limit. Design debates use ``design.round_timeout_s``."""
     out: Path = Path("debatecode-out")
     """Output folder: solution.py, report.md and the git repository of versions."""
     task_max_bytes: int = Field(default=MAX_TASK_BYTES, ge=1)

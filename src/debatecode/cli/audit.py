@@ -168,11 +168,10 @@ def replay(
 
 async def _replay(task: Task, config: DebateConfig, sandbox: str | None, human: Any) -> tuple[DebateResult, int]:
     """Run the replayed session on one event loop; its result and how many turns it stored."""
-    from debatecode._api import build_services
-    from debatecode.protocol.session_runner import run_debate
+    from debatecode._api import build_services, solve_async
 
     async with build_services(config, sandbox_backend=sandbox) as services:
-        result = await run_debate(task, config, services, human=human)
+        result = await solve_async(task, config, services=services, human=human)
         return result, len(services.store.turns(result.session.id))
 
 

@@ -72,6 +72,12 @@ def solve(
     no_checkpoints: bool = typer.Option(
         False, "--no-checkpoints", help="Never stop for Continue / Guide / End between rounds."
     ),
+    timeout: float | None = typer.Option(
+        None, "--timeout", help="Seconds the whole session may take, checkpoints excluded (default: no limit)."
+    ),
+    round_timeout: float | None = typer.Option(
+        None, "--round-timeout", help="Seconds one debate round may take (default: no limit)."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details."),
 ) -> None:
     """Debate a solution to TASK. Exit 0 when the final code passes every visible test, 1 when it does not,
@@ -87,6 +93,8 @@ def solve(
         "topology.type": topology,
         "strategy": strategy,
         "topology.planning": planning,
+        "timeout_s": timeout,
+        "round_timeout_s": round_timeout,
     }
     with reporting_errors():
         overrides.update(_list_options(phases, models, agent_models, no_checkpoints))
@@ -141,10 +149,9 @@ async def _run(task: Path, parsed: Task, config: DebateConfig, sandbox: str | No
     """The whole session on one event loop: open the services, debate, report, close them."""
     import sys
 
-    from debatecode._api import build_services
+    from debatecode._api import build_services, solve_async
     from debatecode.cli.render import LiveRenderer, print_summary
     from debatecode.protocol.events import EventBus
-    from debatecode.protocol.session_runner import run_debate
 
     with console.status("checking model, sandbox and store…", spinner="dots"):
         services = build_services(config, sandbox_backend=sandbox)
@@ -158,7 +165,7 @@ async def _run(task: Path, parsed: Task, config: DebateConfig, sandbox: str | No
 
             human = TerminalHuman(console, renderer.paused)
         with renderer:
-            result = await run_debate(parsed, config, services, bus=bus, human=human, resume=resume)
+            result = await solve_async(parsed, config, services=services, bus=bus, human=human, resume=resume)
         print_summary(console, result)
         return _exit_code(result, task, config, services.store)
 

@@ -1,10 +1,20 @@
-"""``SessionDriver``: runs a protocol plan over one session — phases, rounds, checkpoints, gates, stops.
+"""``SessionDriver``: one session from its stored record to its end — setup, plan, time limits, settling.
 
 It is the part of the engine that knows nothing of what is debated: the code
 engine (:class:`~debatecode.protocol.engine.DebateEngine`) and the design
-engine (:class:`~debatecode.protocol.design.engine.DesignEngine`) both drive
-their sessions through it, so both get the same journal, events, store
-recorder, human checkpoints, approval gates, resume and failure handling.
+engine (:class:`~debatecode.protocol.design.engine.DesignEngine`) both run
+their sessions through it, so both get the same setup (the session record and
+id, who started it, the lease, the token budget, the journal), the same time
+limits per step and per round, journal, events, store recorder, human
+checkpoints, approval gates, resume, failure handling and settling: whatever
+entry path started the session (the CLI, the Python API, the server, ``bench``),
+a session never outlives its run as ``pending`` or ``running``.
+
+The life of a session, in this module's order: ``_run_new`` (store a new
+record) or ``_run_stored`` (a resume) holds the session's lease and settles it
+if anything unexpected escapes; ``_run_session`` makes the budget and journal
+and asks the engine for its run (``_open_run``); ``_drive_plan`` runs the plan
+and ends with the engine's ``_finish``.
 
 A plan is steps before the round loop, steps inside it (repeated per round,
 with a check after each round that may stop the loop), and steps after it.
@@ -17,14 +27,19 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import getpass
 import logging
+import math
 import time
+import uuid
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from debatecode.config import DebateConfig
 from debatecode.errors import BudgetExceeded, ModelError, SandboxError, StoreError, VersionControlError
+from debatecode.llm.budget import TokenBudget
 from debatecode.protocol.events import (
     CheckpointDecided,
     CheckpointRequested,
@@ -33,21 +48,47 @@ from debatecode.protocol.events import (
     PhaseStarted,
     RoundCompleted,
     SessionFinished,
+    SessionStarted,
 )
 from debatecode.protocol.gates import GateKeeper
 from debatecode.protocol.human import CheckpointDecision, HumanInterface
-from debatecode.protocol.journal import turn_key
+from debatecode.protocol.journal import Journal, turn_key
 from debatecode.protocol.recorder import StoreRecorder
 from debatecode.protocol.session_run import SessionRun
-from debatecode.protocol.state import SessionStatus, TurnRecord
+from debatecode.protocol.session_runner import session_lease, settle_session
+from debatecode.protocol.state import SessionRecord, SessionStatus, TurnRecord
+from debatecode.safe_paths import check_name
 from debatecode.store.repository import SessionStore
 
-__all__ = ["CheckpointPaused", "GateRejected", "ProtocolPlan", "RunT", "SessionDriver", "Step", "StepTimedOut"]
+__all__ = [
+    "CheckpointPaused",
+    "GateRejected",
+    "ProtocolPlan",
+    "RunT",
+    "SessionDriver",
+    "Step",
+    "StepTimedOut",
+    "current_user",
+    "new_session_id",
+]
 
 logger = logging.getLogger(__name__)
 
 RunT = TypeVar("RunT", bound=SessionRun)
 RunT_contra = TypeVar("RunT_contra", bound=SessionRun, contravariant=True)
+
+
+def new_session_id() -> str:
+    """A short, unique, branch-safe session id."""
+    return uuid.uuid4().hex[:12]
+
+
+def current_user() -> str:
+    """Who starts a session (``initiated_by``): the login name, or ``unknown``."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
 
 
 class GateRejected(Exception):
@@ -120,6 +161,32 @@ class SessionDriver(abc.ABC, Generic[RunT]):
             self.bus.subscribe(bus.emit, critical=True)
         self.human = human if config.checkpoints.enabled else None
         self.gates = GateKeeper(config.gates, store)
+        self._deadlines: dict[str, float] = {}
+        self._round_deadlines: dict[str, tuple[int, float]] = {}
+
+    # -- what an engine supplies -------------------------------------------
+
+    @abc.abstractmethod
+    def plan(self) -> ProtocolPlan[RunT]:
+        """The steps this engine's sessions run."""
+
+    @abc.abstractmethod
+    def _open_run(
+        self, session: SessionRecord, subject: Any, journal: Journal, budget: TokenBudget, *, resumed: bool
+    ) -> AbstractAsyncContextManager[RunT]:
+        """The run of ``session`` on ``subject`` (a task, a question), and the resources it holds while it runs."""
+
+    @abc.abstractmethod
+    def _started_event(self, run: RunT, resumed: bool) -> SessionStarted:
+        """What announces the session on the bus once its run is built."""
+
+    def _time_limits(self) -> tuple[float | None, float | None]:
+        """The session's and each loop round's time limit in seconds (None: no limit); checkpoints excluded."""
+        return None, None
+
+    def _resume_command(self, run: RunT) -> str:
+        """The command that continues ``run``'s session, for the messages of a stopped session."""
+        return f"debatecode solve {run.session.task_path} --resume {run.session_id}"
 
     # -- hooks -------------------------------------------------------------
 
@@ -143,6 +210,68 @@ class SessionDriver(abc.ABC, Generic[RunT]):
         self, run: RunT, status: SessionStatus, error: str | None, started: float, prior_tokens: int
     ) -> Any:
         """Write the session's outcome and outputs; return what the caller gets."""
+
+    # -- the session's life -------------------------------------------------
+
+    def _new_session(self, session_id: str | None, **fields: Any) -> SessionRecord:
+        """A ``pending`` record for a new session of this driver's config; ``fields`` are the kind's own.
+
+        Raises:
+            UnsafeName: ``session_id`` cannot name the session's folders and branch (nothing is created).
+        """
+        return SessionRecord(
+            id=check_name(session_id, "session id") if session_id is not None else new_session_id(),
+            status="pending",
+            model=self.config.model,
+            initiated_by=current_user(),
+            **fields,
+        )
+
+    async def _run_new(self, session: SessionRecord, subject: Any) -> Any:
+        """Store ``session`` and run it to the end, holding its lease; settle it if anything unexpected escapes.
+
+        Raises:
+            SessionBusy: another process holds the session's lease.
+            StoreError: the session could not be created (nothing else is lost).
+        """
+        with session_lease(self.store, session.id, resuming=False):
+            try:
+                self.store.create_session(session)
+                return await self._run_session(session, subject, resumed=False)
+            except BaseException as exc:
+                settle_session(self.store, session.id, exc)
+                raise
+
+    async def _run_stored(self, session: SessionRecord, subject: Any) -> Any:
+        """Continue the stored ``session`` from its journal, holding its lease; settle it if anything unexpected escapes.
+
+        Raises:
+            SessionBusy: another process runs or resumes the session (it is left alone).
+        """
+        with session_lease(self.store, session.id, resuming=True):
+            try:
+                return await self._run_session(session, subject, resumed=True)
+            except BaseException as exc:
+                settle_session(self.store, session.id, exc)
+                raise
+
+    async def _run_session(self, session: SessionRecord, subject: Any, *, resumed: bool) -> Any:
+        """The setup every session shares: its token budget and journal, its run, then the plan within its time limit."""
+        started = time.monotonic()
+        prior_tokens = session.prompt_tokens + session.completion_tokens if resumed else 0
+        budget = TokenBudget(max(0, self.config.token_budget - prior_tokens))
+        journal = Journal(session.id, self.bus, self.store.turns(session.id) if resumed else [])
+        async with self._open_run(session, subject, journal, budget, resumed=resumed) as run:
+            self.bus.emit(self._started_event(run, resumed))
+            if resumed:
+                await self._note_resume(run)
+            limit, _per_round = self._time_limits()
+            self._deadlines[session.id] = asyncio.get_running_loop().time() + limit if limit else math.inf
+            try:
+                return await self._drive_plan(run, self.plan(), started, prior_tokens)
+            finally:
+                self._deadlines.pop(session.id, None)
+                self._round_deadlines.pop(session.id, None)
 
     # -- resuming ----------------------------------------------------------
 
@@ -258,6 +387,38 @@ class SessionDriver(abc.ABC, Generic[RunT]):
                 await self._phase(run, step, 0)
 
     async def _phase(self, run: RunT, step: Step[RunT], round_no: int) -> None:
+        """Run ``step`` (and its gate) within the session's time limit, and a loop step also within its round's."""
+        deadline, what = self._deadline(run, round_no)
+        if deadline == math.inf:
+            await self._step(run, step, round_no)
+            return
+        try:
+            async with asyncio.timeout_at(deadline) as scope:
+                await self._step(run, step, round_no)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            raise StepTimedOut(
+                f"{step.name} ran past {what}; the turns so far are saved, `{self._resume_command(run)}` continues"
+            ) from None
+
+    def _deadline(self, run: RunT, round_no: int) -> tuple[float, str]:
+        """When the current step must end (the loop's clock), and which limit that is, in words."""
+        limit, per_round = self._time_limits()
+        loop = asyncio.get_running_loop()
+        deadline = self._deadlines.get(run.session_id, loop.time() + limit if limit else math.inf)
+        what = f"the debate's time limit of {limit:g}s (--timeout)" if limit else ""
+        if round_no and per_round:
+            started_round, round_deadline = self._round_deadlines.get(run.session_id, (0, 0.0))
+            if started_round != round_no:
+                round_deadline = loop.time() + per_round
+                self._round_deadlines[run.session_id] = (round_no, round_deadline)
+            if round_deadline < deadline:
+                deadline = round_deadline
+                what = f"round {round_no}'s time limit of {per_round:g}s (--round-timeout)"
+        return deadline, what
+
+    async def _step(self, run: RunT, step: Step[RunT], round_no: int) -> None:
         self.bus.emit(PhaseStarted(run.session_id, step.name, round_no))
         summary = await step.execute(run, round_no)
         self.bus.emit(PhaseCompleted(run.session_id, step.name, round_no, summary))

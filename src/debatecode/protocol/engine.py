@@ -11,11 +11,10 @@ case the turns so far are kept and the best code so far is written out.
 from __future__ import annotations
 
 import asyncio
-import getpass
 import logging
 import os
-import time
-import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -34,7 +33,7 @@ from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
 from debatecode.protocol.debate_state import DebateState, Outcome
 from debatecode.protocol.deps import DebateDeps
-from debatecode.protocol.driver import SessionDriver
+from debatecode.protocol.driver import SessionDriver, new_session_id
 from debatecode.protocol.early_stop import early_agreement
 from debatecode.protocol.events import (
     Escalated,
@@ -51,7 +50,6 @@ from debatecode.protocol.report import escalation_summary, write_outputs
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.state import SessionRecord, SessionStatus
 from debatecode.protocol.workspace import CodeWorkspace
-from debatecode.safe_paths import check_name
 from debatecode.sandbox.base import Sandbox
 from debatecode.store.repository import SessionStore
 from debatecode.task import Task
@@ -73,11 +71,6 @@ _EARLY_STOP_AFTER = frozenset({"self_evolvement", "proposal"})
 def _leader_id(run: DebateRun) -> str | None:
     leader = run.leader()
     return leader.agent_id if leader else None
-
-
-def new_session_id() -> str:
-    """A short, unique, branch-safe session id."""
-    return uuid.uuid4().hex[:12]
 
 
 @dataclass(frozen=True)
@@ -180,33 +173,31 @@ class DebateEngine(SessionDriver[DebateRun]):
 
         Raises:
             UnsafeName: ``session_id`` cannot name the session's worktree and branch (nothing is created).
+            SessionBusy: another process holds that session's lease.
             StoreError: the session could not be created (nothing else is lost).
         """
         out_dir = self.config.out.resolve()
-        session_id = check_name(session_id, "session id") if session_id is not None else new_session_id()
-        session = SessionRecord(
-            id=session_id,
+        session = self._new_session(
+            session_id,
             task_title=task.title,
             task_path=os.path.abspath(task.path) if task.path != "<string>" else task.path,  # noqa: ASYNC240 - no I/O beyond getcwd
             task_hash=task.text_hash,
             topic=task.description,
-            status="pending",
             topology=self.config.topology.type,
-            model=self.config.model,
             config=self.config.model_dump(mode="json"),
-            initiated_by=_user(),
             out_dir=str(out_dir),
             repo_path=str(out_dir),
-            branch=f"debate/{session_id}",
         )
-        self.store.create_session(session)
-        return await self._run(session, task)
+        session = session.model_copy(update={"branch": f"debate/{session.id}"})
+        result: DebateResult = await self._run_new(session, task)
+        return result
 
     async def resume(self, session_id: str, task: Task) -> DebateResult:
         """Continue a stored session from its last completed turn.
 
         Raises:
             SessionNotFound: no such session.
+            SessionBusy: another process runs or resumes it.
             TaskError: the task file changed since the session started.
         """
         session = self.store.get_session(session_id)
@@ -216,12 +207,23 @@ class DebateEngine(SessionDriver[DebateRun]):
                 f"the task file changed since session {session.id} started",
                 fix="restore the original task file, or start a new session",
             )
-        return await self._run(session, task, resumed=True)
+        result: DebateResult = await self._run_stored(session, task)
+        return result
 
-    async def _run(self, session: SessionRecord, task: Task, *, resumed: bool = False) -> DebateResult:
-        started = time.monotonic()
-        prior_tokens = session.prompt_tokens + session.completion_tokens if resumed else 0
-        budget = TokenBudget(max(0, self.config.token_budget - prior_tokens))
+    def _time_limits(self) -> tuple[float | None, float | None]:
+        return self.config.timeout_s, self.config.round_timeout_s
+
+    @asynccontextmanager
+    async def _open_run(
+        self, session: SessionRecord, subject: Any, journal: Journal, budget: TokenBudget, *, resumed: bool
+    ) -> AsyncIterator[DebateRun]:
+        """The session's run over its git worktree and memory, both closed when the session ends.
+
+        Raises:
+            VersionControlError: the output folder's repository or the session's worktree could not be opened
+                (the session is stored as failed).
+            StoreError: the memory tables could not be opened.
+        """
         try:
             async with self._repository_lock:  # sessions sharing an output folder must not init it twice
                 versions = await asyncio.to_thread(VersionRepository, Path(session.out_dir))
@@ -231,12 +233,14 @@ class DebateEngine(SessionDriver[DebateRun]):
             raise
         memory, wisdom, opened = await asyncio.to_thread(self._open_memory)
         try:
-            run = self._build_run(session, task, worktree, resumed, budget, memory, wisdom)
-            return await self._drive(run, started, prior_tokens, resumed)
+            yield self._build_run(session, subject, worktree, journal, budget, memory, wisdom, resumed=resumed)
         finally:
             versions.close()
             for store in opened:
                 await asyncio.to_thread(store.close)
+
+    def _started_event(self, run: DebateRun, resumed: bool) -> SessionStarted:
+        return SessionStarted(run.session_id, run.session, run.order(), self.sandbox.name, resumed, len(run.journal))
 
     def _open_memory(self) -> tuple[EpisodicMemory | None, WisdomStore | None, list[EpisodicMemory | WisdomStore]]:
         """This session's episodic memory and wisdom store (same database): the injected ones, else opened here.
@@ -266,14 +270,15 @@ class DebateEngine(SessionDriver[DebateRun]):
         session: SessionRecord,
         task: Task,
         worktree: SessionWorktree,
-        resumed: bool,
+        journal: Journal,
         budget: TokenBudget,
         memory: EpisodicMemory | None,
         wisdom: WisdomStore | None,
+        *,
+        resumed: bool,
     ) -> DebateRun:
-        stored_turns = self.store.turns(session.id) if resumed else []
+        """The session's services (built once, frozen), its state (the stored versions, on a resume) and its agents."""
         stored_versions = self.store.versions(session.id) if resumed else []
-        journal = Journal(session.id, self.bus, stored_turns)
         tests = TestRunner(task, self.sandbox, self.config.sandbox)
         workspace = CodeWorkspace(
             hooks=HookRunner(
@@ -322,14 +327,6 @@ class DebateEngine(SessionDriver[DebateRun]):
             next_version=max((v.version_number for v in stored_versions), default=0) + 1,
         )
         return DebateRun(session=session, config=self.config, agents=participants.agents, state=state, deps=deps)
-
-    async def _drive(self, run: DebateRun, started: float, prior_tokens: int, resumed: bool) -> DebateResult:
-        session = run.session
-        self.bus.emit(SessionStarted(session.id, session, run.order(), self.sandbox.name, resumed, len(run.journal)))
-        if resumed:
-            await self._note_resume(run)
-        result: DebateResult = await self._drive_plan(run, self.plan(), started, prior_tokens)
-        return result
 
     async def _early_stop(self, run: DebateRun, step: str) -> str | None:
         return await early_agreement(run, self.config.convergence) if step in _EARLY_STOP_AFTER else None
@@ -404,10 +401,3 @@ class DebateEngine(SessionDriver[DebateRun]):
             report_path=report_path,
             error=error,
         )
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"

@@ -40,6 +40,8 @@ RESUMABLE: tuple[str, ...] = (
     "agent_models",
     "token_budget",
     "rounds",
+    "timeout_s",
+    "round_timeout_s",
     "llm.round_token_budget",
     "llm.max_tokens",
     "llm.completion_max_tokens",

@@ -1,10 +1,12 @@
-"""Run one debate session (from a command or the server), so that its stored row never outlives the run as open.
+"""A session's stored row never outlives its run as open: the lease while it runs, and settling it after.
 
-The engine settles a session itself (``completed``, ``failed``...) for the
-failures it expects. Anything else that escapes it (a bug, a store that fails
-mid-way, Ctrl-C before the run started) would leave the row ``pending`` or
-``running``; ``run_debate`` marks it ``failed`` (``cancelled`` when
-interrupted) before the exception goes on to the CLI's error boundary.
+The session driver (``protocol/driver.py``) settles a session itself
+(``completed``, ``failed``...) for the failures it expects. Anything else that
+escapes it (a bug, a store that fails mid-way, Ctrl-C before the run started)
+would leave the row ``pending`` or ``running``; the driver then calls
+``settle_session``, which marks it ``failed`` (``cancelled`` when interrupted)
+before the exception goes on to the caller (the CLI's error boundary, the
+Python API's caller, the server's session thread).
 
 One process at a time runs a session: a run holds the session's lease in the
 store (``session_lease``), and a second ``--resume`` of it fails with
@@ -22,18 +24,13 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from debatecode.config import DebateConfig
-    from debatecode.protocol.engine import DebateResult
-    from debatecode.protocol.events import EventBus
-    from debatecode.protocol.services import Services
     from debatecode.store.records import SessionLease
     from debatecode.store.repository import SessionStore
-    from debatecode.task import Task
 
-__all__ = ["OPEN_STATUSES", "run_debate", "session_lease", "settle_held_sessions", "settle_session"]
+__all__ = ["OPEN_STATUSES", "session_lease", "settle_held_sessions", "settle_session"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,39 +40,6 @@ OPEN_STATUSES = ("pending", "running")
 _held: dict[str, tuple[SessionStore, SessionLease]] = {}
 """The sessions whose lease this process holds: what a forced stop settles before the process exits."""
 _held_lock = threading.Lock()
-
-
-async def run_debate(
-    task: Task,
-    config: DebateConfig,
-    services: Services,
-    *,
-    bus: EventBus | None = None,
-    human: Any = None,
-    resume: str | None = None,
-) -> DebateResult:
-    """Start a session on ``task`` (or resume session ``resume``) and run it to the end.
-
-    The caller closes ``services`` (``async with services:``), in the same event loop.
-
-    Raises:
-        SessionNotFound: ``resume`` matches no stored session.
-        SessionBusy: another process runs or resumes that session (it is left alone).
-        DebatecodeError, Exception: whatever the engine raises; the session is
-            settled (``failed`` / ``cancelled``) first when it was left open.
-    """
-    from debatecode.protocol.engine import DebateEngine, new_session_id
-
-    engine = DebateEngine.from_config(config, services=services, bus=bus, human=human)
-    session_id = services.store.get_session(resume).id if resume is not None else new_session_id()
-    with session_lease(services.store, session_id, resuming=resume is not None):
-        try:
-            if resume is not None:
-                return await engine.resume(session_id, task)
-            return await engine.solve(task, session_id=session_id)
-        except BaseException as exc:
-            settle_session(services.store, session_id, exc)
-            raise
 
 
 @contextmanager

@@ -116,12 +116,11 @@ class SessionManager:
         """
 
         async def run(bus: EventBus, human: WebHuman) -> Any:
-            from debatecode._api import build_services
-            from debatecode.protocol.session_runner import run_debate
+            from debatecode._api import build_services, solve_async
 
             services = (self.services or build_services)(config)
             async with services:
-                return await run_debate(task, config, services, bus=bus, human=human if checkpoints else None)
+                return await solve_async(task, config, services=services, bus=bus, human=human if checkpoints else None)
 
         return await self._start("code", run, WebHuman(choice_timeout_s=config.checkpoints.timeout_s))
 

@@ -12,10 +12,10 @@ repository's ``docs/decisions/`` and the session folder
 from __future__ import annotations
 
 import asyncio
-import getpass
 import logging
 import time
-import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,12 +44,11 @@ from debatecode.protocol.design.steps import (
     moderator_agent,
 )
 from debatecode.protocol.design.synthesis import SynthesisReviewStep, SynthesisStep
-from debatecode.protocol.driver import ProtocolPlan, SessionDriver, Step, StepTimedOut
+from debatecode.protocol.driver import ProtocolPlan, SessionDriver
 from debatecode.protocol.events import EventBus, RoundCompleted, SessionStarted
 from debatecode.protocol.human import HumanInterface
 from debatecode.protocol.journal import Journal
 from debatecode.protocol.state import SessionRecord, SessionStatus
-from debatecode.safe_paths import check_name
 from debatecode.store.repository import SessionStore
 
 __all__ = ["DesignEngine", "DesignResult"]
@@ -92,8 +91,6 @@ class DesignEngine(SessionDriver[DesignRun]):
         self.llm = llm
         self.repo = repo.resolve()
         self.files_root = files_root(config.store_url, self.repo)
-        self._deadlines: dict[str, float] = {}
-        self._round_deadlines: dict[str, tuple[int, float]] = {}
 
     @property
     def design(self) -> DesignSettings:
@@ -113,33 +110,31 @@ class DesignEngine(SessionDriver[DesignRun]):
 
         Raises:
             UnsafeName: ``session_id`` cannot name the debate's folder (nothing is created).
+            SessionBusy: another process holds that session's lease.
             StoreError: the session could not be created (nothing else is lost).
         """
-        session_id = check_name(session_id, "session id") if session_id is not None else uuid.uuid4().hex[:12]
-        session = SessionRecord(
-            id=session_id,
+        session = self._new_session(
+            session_id,
             kind="design",
             task_title=question.title,
             task_path=question.path,
             task_hash=question.text_hash,
             topic=question.text,
-            status="pending",
             topology="design",
-            model=self.config.model,
             config={**self.config.model_dump(mode="json"), "question": question.model_dump(mode="json")},
-            initiated_by=_user(),
             out_dir=str(self.repo),
             repo_path=str(self.repo),
             branch="",
         )
-        self.store.create_session(session)
-        return await self._run(session, question)
+        result: DesignResult = await self._run_new(session, question)
+        return result
 
     async def resume(self, session_id: str, question: DesignQuestion) -> DesignResult:
         """Continue a stored design debate from its last journaled turn.
 
         Raises:
             SessionNotFound: no such session.
+            SessionBusy: another process runs or resumes it.
             TaskError: the session is not a design debate, or the question or its context changed.
         """
         session = self.store.get_session(session_id)
@@ -153,17 +148,25 @@ class DesignEngine(SessionDriver[DesignRun]):
                 f"the question or its context changed since debate {session_id} started",
                 fix="restore them, or start a new debate",
             )
-        return await self._run(session, question, resumed=True)
+        result: DesignResult = await self._run_stored(session, question)
+        return result
 
     def folder(self, session_id: str) -> DebateFiles:
         """The debate's session folder: ``.debatecode/debates/<id>/`` next to the SQLite store (else in the repo)."""
         return DebateFiles(self.files_root, session_id)
 
-    async def _run(self, session: SessionRecord, question: DesignQuestion, *, resumed: bool = False) -> DesignResult:
-        started = time.monotonic()
-        prior = session.prompt_tokens + session.completion_tokens if resumed else 0
-        budget = TokenBudget(max(0, self.config.token_budget - prior))
-        journal = Journal(session.id, self.bus, self.store.turns(session.id) if resumed else [])
+    def _time_limits(self) -> tuple[float | None, float | None]:
+        return self.design.timeout_s, self.design.round_timeout_s
+
+    def _resume_command(self, run: DesignRun) -> str:
+        return f"debatecode debate --resume {run.session_id}"
+
+    @asynccontextmanager
+    async def _open_run(
+        self, session: SessionRecord, subject: Any, journal: Journal, budget: TokenBudget, *, resumed: bool
+    ) -> AsyncIterator[DesignRun]:
+        """The debate's run (the moderator, the state) and its session folder, with ``metadata.json`` written."""
+        question: DesignQuestion = subject
         per_round = self.design.token_budget_per_round or None
         deps = SessionDeps(
             llm=self.llm,
@@ -200,38 +203,10 @@ class DesignEngine(SessionDriver[DesignRun]):
                 "status": "running",
             },
         )
-        self.bus.emit(SessionStarted(session.id, session, [], "none", resumed, len(journal)))
-        if resumed:
-            await self._note_resume(run)
-        self._deadlines[session.id] = asyncio.get_running_loop().time() + self.design.timeout_s
-        try:
-            result: DesignResult = await self._drive_plan(run, self.plan(), started, prior)
-        finally:
-            self._deadlines.pop(session.id, None)
-            self._round_deadlines.pop(session.id, None)
-        return result
+        yield run
 
-    async def _phase(self, run: DesignRun, step: Step[DesignRun], round_no: int) -> None:
-        """Run ``step`` within the debate's time limit, and a loop step also within its round's."""
-        loop = asyncio.get_running_loop()
-        deadline = self._deadlines.get(run.session_id, loop.time() + self.design.timeout_s)
-        what = f"the debate's time limit of {self.design.timeout_s:g}s (--timeout)"
-        if round_no:
-            started_round, round_deadline = self._round_deadlines.get(run.session_id, (0, 0.0))
-            if started_round != round_no:
-                round_deadline = loop.time() + self.design.round_timeout_s
-                self._round_deadlines[run.session_id] = (round_no, round_deadline)
-            if round_deadline < deadline:
-                deadline = round_deadline
-                what = f"round {round_no}'s time limit of {self.design.round_timeout_s:g}s (--round-timeout)"
-        try:
-            async with asyncio.timeout_at(deadline):
-                await super()._phase(run, step, round_no)
-        except TimeoutError:
-            raise StepTimedOut(
-                f"{step.name} ran past {what}; the turns so far are saved, "
-                f"`debatecode debate --resume {run.session_id}` continues"
-            ) from None
+    def _started_event(self, run: DesignRun, resumed: bool) -> SessionStarted:
+        return SessionStarted(run.session_id, run.session, [], "none", resumed, len(run.journal))
 
     async def _after_loop(self, run: DesignRun) -> None:
         """Escalate an unsettled debate; each time the person continues with guidance, run that round and ask again.
@@ -349,10 +324,3 @@ def files_root(store_url: str, repo: Path) -> Path:
 
 def _mean(scores: dict[str, int]) -> float | None:
     return sum(scores.values()) / len(scores) / 100 if scores else None
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
