@@ -14,7 +14,7 @@ TORCH_VERSION ?= 2.13.0
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 
-.PHONY: demo test challenges install image lint typecheck clean
+.PHONY: demo test test-fast challenges install image lint typecheck clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,12 @@ demo: image
 
 test: image
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
+
+# The fast tier: unit tests with fakes (scripted models, the local sandbox, SQLite), no Docker, no embedded
+# model, no browser, nothing marked slow; conftest.py marks tests from their fixtures and paths (docs/development.md).
+FAST_MARKERS := not docker and not local_model and not browser and not slow
+test-fast: install
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m "$(FAST_MARKERS)" --durations=10 $(PYTEST_ARGS)
 
 challenges: image
 	$(BIN)/python -m challenges.run

@@ -7,6 +7,11 @@
 - Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``) a file's
   tests stay together on one worker, and the files that start a Ray instance
   share one group, so two local Ray clusters never run at once.
+- Every test gets the markers of what it needs (``docker``, ``local_model``,
+  ``browser``, ``slow``), from its fixtures, its parameters and its path
+  (``MARKER_RULES``), so that ``make test-fast`` (``-m "not docker and not
+  local_model and not browser and not slow"``) runs the unit tests with fakes
+  only, and a new test is sorted the same way without anyone marking it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,10 +125,102 @@ def _xdist_group(nodeid: str, relpath: str) -> str:
     return relpath
 
 
+FIXTURE_MARKERS: dict[str, str] = {
+    "requires_docker": "docker",
+    "docker_problem": "docker",
+    "requires_browser": "browser",
+    # sentence-transformers' MiniLM: torch and a model load, seconds per process.
+    "minilm": "local_model",
+    # The embedded llama.cpp model, loaded afresh for the test.
+    "fresh_models": "local_model",
+    # A whole `debatecode solve` through the console script, shared by the CLI tests.
+    "solved_add": "slow",
+}
+"""A test that uses one of these fixtures (directly or through another fixture) gets the marker."""
+
+PATH_MARKERS: dict[str, str] = {
+    "tests-stress/": "slow",
+    "tests/e2e/": "slow",
+    # A module-scoped local Ray cluster (seconds to start) and a whole scripted bench run behind every test.
+    "tests/bench/test_ray_executor.py": "slow",
+    "tests/bench/test_swebench_ray.py": "slow",
+    "tests/bench/test_inspect_export.py": "slow",
+}
+"""A test under one of these paths gets the marker: whole runs, many processes, minutes."""
+
+PARAM_MARKERS: dict[str, str] = {
+    "docker": "docker",
+    "docker-fresh": "docker",
+    "sentence-transformers": "local_model",
+}
+"""A test parametrized with one of these values (a sandbox backend, an embedder name) gets the marker."""
+
+SLOW_TESTS_FILE = REPO_ROOT / "tests" / "slow-tests.txt"
+"""Node ids of tests measured too slow for ``make test-fast`` that nothing above marks; they get ``slow``."""
+
+FAST_TIER_LIMIT_S = 4.0
+"""A test the fast tier runs that takes longer is named at the end of the run, to be listed in SLOW_TESTS_FILE."""
+
+
+def _slow_tests() -> frozenset[str]:
+    lines = SLOW_TESTS_FILE.read_text(encoding="utf-8").splitlines() if SLOW_TESTS_FILE.exists() else []
+    return frozenset(line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip())
+
+
+MODULE_NAME_MARKERS: dict[str, str] = {
+    # ``tests.cli.helpers.run_cli``: the console script in a subprocess, a few seconds per call (imports, litellm).
+    "run_cli": "slow",
+}
+"""A test in a module that imports one of these names gets the marker."""
+
+
+def _auto_markers(item: pytest.Item, relpath: str, slow_tests: frozenset[str]) -> set[str]:
+    """The markers ``item`` needs: from its fixtures, parameters, path, module's imports, and the slow list."""
+    found = {marker for fixture, marker in FIXTURE_MARKERS.items() if fixture in getattr(item, "fixturenames", ())}
+    found |= {marker for prefix, marker in PATH_MARKERS.items() if relpath.startswith(prefix)}
+    module = getattr(item, "module", None)
+    found |= {marker for name, marker in MODULE_NAME_MARKERS.items() if module is not None and hasattr(module, name)}
+    callspec = getattr(item, "callspec", None)
+    values = {str(value) for value in callspec.params.values()} if callspec is not None else set()
+    found |= {marker for value, marker in PARAM_MARKERS.items() if value in values}
+    if item.nodeid in slow_tests:
+        found.add("slow")
+    return found
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give every test its file's xdist group (or a shared one from ``SERIAL_GROUPS``), when xdist is loaded."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
+    """Mark every test with what it needs (``_auto_markers``); under xdist, give it its file's group.
+
+    The group is the file's own, or a shared one from ``SERIAL_GROUPS``.
+    """
+    grouped = config.pluginmanager.hasplugin("xdist")
+    slow_tests = _slow_tests()
     for item in items:
         relpath = Path(str(item.path)).resolve().relative_to(REPO_ROOT).as_posix()
-        item.add_marker(pytest.mark.xdist_group(_xdist_group(item.nodeid, relpath)))
+        present = {mark.name for mark in item.iter_markers()}
+        for marker in sorted(_auto_markers(item, relpath, slow_tests) - present):
+            item.add_marker(marker)
+        if grouped:
+            item.add_marker(pytest.mark.xdist_group(_xdist_group(item.nodeid, relpath)))
+
+
+_FAST_TIER_OVERRUNS: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """In a run that leaves ``slow`` out, note each test slower than ``FAST_TIER_LIMIT_S`` (setup and call)."""
+    if report.when in ("setup", "call") and report.duration > FAST_TIER_LIMIT_S:
+        _FAST_TIER_OVERRUNS.append((report.nodeid, report.duration))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """``make test-fast`` names its tests over ``FAST_TIER_LIMIT_S``: list them in ``tests/slow-tests.txt``."""
+    if "not slow" not in (config.option.markexpr or "") or not _FAST_TIER_OVERRUNS:
+        return
+    terminalreporter.section("slower than the fast tier allows")
+    terminalreporter.write_line(
+        f"{len(_FAST_TIER_OVERRUNS)} test(s) over {FAST_TIER_LIMIT_S:g} s; mark them slow or list them in "
+        f"{SLOW_TESTS_FILE.relative_to(REPO_ROOT)} (with the machine quiet, a test over the limit is a slow one):"
+    )
+    for nodeid, seconds in sorted(_FAST_TIER_OVERRUNS, key=lambda entry: -entry[1]):
+        terminalreporter.write_line(f"  {seconds:6.1f} s  {nodeid}")
