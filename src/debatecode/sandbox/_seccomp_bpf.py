@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from types import ModuleType
 
 from debatecode.errors import SandboxUnavailable
+from debatecode.sandbox._seccomp import CLONE_NAMESPACE_FLAGS
 
 __all__ = [
     "AUDIT_ARCH_AARCH64",
@@ -47,17 +48,9 @@ AUDIT_ARCH_X86_64 = 0xC000003E  # EM_X86_64 | 64-bit | little-endian
 AUDIT_ARCH_AARCH64 = 0xC00000B7  # EM_AARCH64 | 64-bit | little-endian
 X32_SYSCALL_BIT = 0x40000000
 
-CLONE_NEW_FLAGS = (
-    0x00000080  # CLONE_NEWTIME
-    | 0x00020000  # CLONE_NEWNS
-    | 0x02000000  # CLONE_NEWCGROUP
-    | 0x04000000  # CLONE_NEWUTS
-    | 0x08000000  # CLONE_NEWIPC
-    | 0x10000000  # CLONE_NEWUSER
-    | 0x20000000  # CLONE_NEWPID
-    | 0x40000000  # CLONE_NEWNET
-)
-"""Every namespace flag; the kernel reads only the low 32 bits of clone's flags."""
+CLONE_NEWTIME = 0x00000080
+CLONE_NEW_FLAGS = CLONE_NAMESPACE_FLAGS | CLONE_NEWTIME
+"""Every namespace flag (the Docker profile's, and CLONE_NEWTIME); the kernel reads only the low 32 bits of clone's flags."""
 
 DENIED_SYSCALLS = (
     *("unshare", "setns"),
