@@ -45,7 +45,7 @@ def test_scripted_solve_on_local_sandbox_then_inspect(solved_add: SolvedAdd) -> 
         (session_id,) = conn.execute("select id from debate_sessions").fetchone()
     show = run_cli("sessions", "show", session_id[:6], cwd=folder)
     assert show.returncode == 0
-    assert "40 turns" in show.stdout and "code versions" in show.stdout
+    assert "42 turns" in show.stdout and "code versions" in show.stdout
     log = subprocess.run(
         ["git", "-C", str(folder / "out"), "log", "--oneline", f"debate/{session_id}"],
         capture_output=True,

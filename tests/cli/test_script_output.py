@@ -45,7 +45,7 @@ def test_sessions_list_and_show_as_json(solved: tuple[Path, str]) -> None:
     shown = _json("sessions", "show", session_id[:6], cwd=cwd)
     assert set(shown) == {"session", "turns", "versions"}
     assert shown["session"]["id"] == session_id
-    assert len(shown["turns"]) == 40  # 36 model turns, two adjudication/ranking probe runs, two early-stop probe runs
+    assert len(shown["turns"]) == 42  # 37 model turns (Red's distinguish among them), three adjudication/ranking probe runs, two early-stop probe runs
     assert all(turn["session_id"] == session_id and "content" in turn for turn in shown["turns"])
     assert all(len(version["commit_sha"]) == 40 for version in shown["versions"])
     assert _json("sessions", "gates", session_id, cwd=cwd) == []
@@ -62,7 +62,7 @@ def test_piped_tables_never_cut_ids(solved: tuple[Path, str]) -> None:
     assert show.returncode == 0, show.stderr
     shas = [v["commit_sha"] for v in _json("sessions", "show", session_id, cwd=cwd)["versions"]]
     assert shas and all(sha in show.stdout for sha in shas)
-    assert "40 turns" in show.stdout
+    assert "42 turns" in show.stdout
 
 
 @pytest.fixture
