@@ -148,8 +148,8 @@ def escalation_view(ctx: ServerContext, session_id: str, turns: list[TurnRecord]
             options=[EscalationOption(label=label, text=text) for label, text in asked.options],
             positions=asked.positions,
         )
-    asked = [t for t in turns if t.key == ESCALATION_TURN or t.key.endswith("/escalation/human/choice")]
-    turn = max(asked, key=lambda t: t.seq) if asked else None  # the latest escalation, after guided rounds
+    choices = [t for t in turns if t.key == ESCALATION_TURN or t.key.endswith("/escalation/human/choice")]
+    turn = max(choices, key=lambda t: t.seq) if choices else None  # the latest escalation, after guided rounds
     if turn is None:
         return EscalationView(status="none")
     stored: dict[str, Any] = turn.metadata.get("escalation") or {}
