@@ -272,6 +272,10 @@ def _front_matter(lines: list[str], file: Path) -> tuple[dict[str, Any], int]:
         mark = getattr(exc, "problem_mark", None)
         line = first + 2 + mark.line if mark is not None else first + 1
         problem = getattr(exc, "problem", None) or str(exc)
+        if "nesting depth" in problem:  # libyaml's loader reports depth itself instead of a RecursionError
+            raise TaskError(
+                file, "front matter is nested too deeply", line=first + 2, fix="use flat 'key: value' lines"
+            ) from exc
         raise TaskError(
             file,
             f"front matter is not valid YAML: {problem}",
