@@ -26,6 +26,7 @@ mkdir -p "$RUNS"
 
 commit() {
   if [[ -n ${1:-} ]]; then echo "$1" >"$RUNS/v2-commit"; fi
+  [[ -s $RUNS/v2-commit || ! -s $SAVED/commit ]] || cp "$SAVED/commit" "$RUNS/v2-commit"  # a new machine: the saved rows' commit
   [[ -s $RUNS/v2-commit ]] || git -C "$HERE" rev-parse --short HEAD >"$RUNS/v2-commit"
   cat "$RUNS/v2-commit"
 }
