@@ -79,8 +79,8 @@ def test_the_lease_of_a_killed_process_not_yet_reaped_is_taken_over(store: Sessi
         os.kill(zombie.pid, signal.SIGKILL)
         os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)  # dead, still in the process table
         store.claim_session(lease_of(zombie.pid), holder_gone=lambda _held: False)
-        with session_lease(store, "s1", resuming=True):
-            pass
+        with session_lease(store, "s1", resuming=True) as lease:  # SessionBusy here would be the bug
+            assert [held.lease_id for held in leases(store)] == [lease.lease_id], "the zombie's lease was replaced"
     finally:
         zombie.wait()
 
