@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from dataclasses import dataclass
-from types import SimpleNamespace
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
-import conftest
 import pytest
 
 
@@ -16,6 +18,22 @@ class FakeItem:
     fixturenames: tuple[str, ...] = ()
     module: Any = None
     callspec: Any = None
+
+
+def _root_conftest() -> ModuleType:
+    """The repository's root conftest.py, as pytest loaded it (``import conftest`` may name a subfolder's)."""
+    root = Path(__file__).resolve().parents[1] / "conftest.py"
+    found = [m for m in sys.modules.values() if isinstance(m, ModuleType) and getattr(m, "__file__", None) == str(root)]
+    if found:
+        return found[0]
+    spec = importlib.util.spec_from_file_location("debatecode_root_conftest", root)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+conftest = _root_conftest()
 
 
 def _markers(item: FakeItem, relpath: str, slow: frozenset[str] = frozenset()) -> set[str]:

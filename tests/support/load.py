@@ -38,8 +38,9 @@ from debatecode.task import Task, load_task
 
 __all__ = ["LOAD_PROTOCOL", "EngineTally", "debate_config", "load_services", "run_debates", "scripted_model"]
 
-LOAD_PROTOCOL: dict[str, Any] = {**SCRIPTED_PROTOCOL, "convergence.early_stop": False}
-"""Two agents; proposal, critique and convergence, all three in every debate (the candidates agree at once)."""
+LOAD_PROTOCOL: dict[str, Any] = {**SCRIPTED_PROTOCOL, "convergence.early_stop": False, "critique.when": "always"}
+"""Two agents; proposal, critique and convergence, all three in every debate (the candidates agree at once, so
+critique runs only because ``critique.when`` is ``always``)."""
 
 
 @contextmanager
