@@ -180,24 +180,6 @@ def test_layers_match_the_architecture_doc() -> None:
     assert documented == ours[::-1], "LAYERS and the diagram in docs/architecture.md disagree"
 
 
-KNOWN_PENDING_CYCLES: dict[frozenset[str], str] = {
-    frozenset(
-        f"debatecode.protocol.{name}" for name in ("deps", "reflexion", "run", "session_run", "turns", "phases.base")
-    ): "issue 34 part 1 (protocol/**, 'state and dependencies, really apart'): deps.py imports reflexion.py "
-    "(DebateDeps holds the ReflexionLoop), which imports run.py, which imports deps.py; the loop leaves the deps",
-    frozenset(f"debatecode.protocol.design.{name}" for name in ("clarify", "gate", "relevance", "run")): (
-        "issue 34 part 1 owns protocol/**: design/run.py builds the clarifier and the gate reviewer, "
-        "whose modules import DesignRun back from design/run.py"
-    ),
-    frozenset({"debatecode.cli.common", "debatecode.cli.output"}): (
-        "issue 34 part 4 (console width, 32edcf7) owns cli/: common.py now imports output.make_console, and "
-        "output.write_output_file imports common.fail; the consoles want a module of their own"
-    ),
-}
-"""Cycles being removed by work in progress, each with whose work removes it: a cycle among modules of one
-entry is tolerated until then; any other cycle fails."""
-
-
 def _package_of(module: str) -> str | None:
     """The top-level package ``module`` belongs to (``debatecode.llm`` for ``debatecode.llm.client``), or None."""
     parts = module.split(".")
@@ -261,8 +243,6 @@ def test_no_import_cycle_inside_a_package() -> None:
     problems: list[str] = []
     for package, graph in sorted(_package_graphs().items()):
         for cycle in _cycles(graph):
-            if any(set(cycle) <= pending for pending in KNOWN_PENDING_CYCLES):
-                continue
             edges = [
                 f"    {source} -> {target}  at {where}"
                 for source in cycle

@@ -66,7 +66,13 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...], dict[str, str], int, str]] =
     (("sandbox", "exec"), ("nosuch.py",), {}, INPUT, "nosuch.py"),
     (("sandbox", "cleanup"), (), NO_DOCKER, ENVIRONMENT, "nonexistent-debatecode"),
     (("bench", "humaneval"), ("--problems", "999"), {}, INPUT, "unknown HumanEval problem"),
-    (("bench", "humaneval"), ("--predictions", "canonical", "--problems", "0", "--sandbox", "docker"), NO_DOCKER, 3, ""),
+    (
+        ("bench", "humaneval"),
+        ("--predictions", "canonical", "--problems", "0", "--sandbox", "docker"),
+        NO_DOCKER,
+        3,
+        "",
+    ),
     (("bench", "swebench"), ("--dataset", "nosuch.jsonl"), {}, INPUT, "no such dataset file"),
     (("export", "inspect"), ("nosuch",), {}, INPUT, "no session matches 'nosuch'"),
     (("memory", "list"), ("--limit", "0"), {}, INPUT, "Invalid value for '--limit'"),
@@ -119,7 +125,9 @@ def test_a_bad_invocation_exits_with_the_status_of_its_kind(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     clean: dict[str, str | None] = {
-        name: None for name in os.environ if name.startswith("DEBATECODE_") and name != "DEBATECODE_ALLOW_MODEL_REQUESTS"
+        name: None
+        for name in os.environ
+        if name.startswith("DEBATECODE_") and name != "DEBATECODE_ALLOW_MODEL_REQUESTS"
     }
     clean.update({"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "DEBATECODE_MEMORY__EMBEDDER": "hashing", **env})
     result = CliRunner().invoke(app, [*path, *args], env=clean)

@@ -45,7 +45,8 @@ def test_sessions_list_and_show_as_json(solved: tuple[Path, str]) -> None:
     shown = _json("sessions", "show", session_id[:6], cwd=cwd)
     assert set(shown) == {"session", "turns", "versions"}
     assert shown["session"]["id"] == session_id
-    assert len(shown["turns"]) == 42  # 37 model turns (Red's distinguish among them), three adjudication/ranking probe runs, two early-stop probe runs
+    # 37 model turns (Red's distinguish among them), three adjudication/ranking probe runs, two early-stop probe runs
+    assert len(shown["turns"]) == 42
     assert all(turn["session_id"] == session_id and "content" in turn for turn in shown["turns"])
     assert all(len(version["commit_sha"]) == 40 for version in shown["versions"])
     assert _json("sessions", "gates", session_id, cwd=cwd) == []

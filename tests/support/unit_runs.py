@@ -25,7 +25,6 @@ from debatecode.protocol.deps import DebateDeps
 from debatecode.protocol.events import Event, EventBus
 from debatecode.protocol.journal import Journal
 from debatecode.protocol.participants import plan_participants
-from debatecode.protocol.reflexion import ReflexionLoop
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.workspace import CodeWorkspace
 from debatecode.store.records import SessionRecord
@@ -64,7 +63,7 @@ def unit_run(
     """A run of session ``unit`` over ``state`` (default: empty), its agents planned from ``config``.
 
     ``only`` keeps just the agents with those ids (in roster order). With ``reflexion``, the
-    run's deps carry a Reflexion loop (without episodic memory). Its events are kept in
+    run's deps carry Reflexion's settings (and no episodic memory). Its events are kept in
     ``run.deps.bus.seen`` (a list).
     """
     loaded = task if isinstance(task, Task) else load_task(task)
@@ -93,7 +92,7 @@ def unit_run(
         topology=participants.topology,
         ordering=participants.ordering,
         satisfaction=participants.satisfaction,
-        reflexion=ReflexionLoop(config.reflexion) if reflexion else None,
+        reflexion=config.reflexion if reflexion else None,
     )
     return DebateRun(
         session=session,

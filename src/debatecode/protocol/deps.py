@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from debatecode.llm.budget import TokenBudget
     from debatecode.llm.client import LLMClient
+    from debatecode.memory.settings import ReflexionSettings
     from debatecode.memory.store import EpisodicMemory
     from debatecode.memory.wisdom import WisdomStore
     from debatecode.protocol.allowance import TokenAllowance
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from debatecode.protocol.human import HumanInterface
     from debatecode.protocol.journal import Journal
     from debatecode.protocol.ordering import AgentOrdering
-    from debatecode.protocol.reflexion import ReflexionLoop
     from debatecode.protocol.satisfaction import SatisfactionTracker
     from debatecode.protocol.workspace import CodeWorkspace
     from debatecode.topology.base import Topology
@@ -56,5 +56,6 @@ class DebateDeps(SessionDeps):
     satisfaction: SatisfactionTracker | None = None
     memory: EpisodicMemory | None = None
     wisdom: WisdomStore | None = None
-    reflexion: ReflexionLoop | None = None
-    """The Reflexion loop (``reflexion.enabled`` or the ``reflexion`` strategy): settings and memory, given the run."""
+    reflexion: ReflexionSettings | None = None
+    """Reflexion's settings when it runs (``reflexion.enabled`` or the ``reflexion`` strategy), else None; the
+    phase builds ``protocol.reflexion.ReflexionLoop`` from them and ``memory``."""

@@ -45,7 +45,6 @@ from debatecode.protocol.journal import Journal
 from debatecode.protocol.lessons import learn_lessons, recall_lessons
 from debatecode.protocol.participants import plan_participants
 from debatecode.protocol.phases import ProtocolPlan, code_debate_plan
-from debatecode.protocol.reflexion import ReflexionLoop
 from debatecode.protocol.report import escalation_summary, write_outputs
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.state import SessionRecord, SessionStatus
@@ -311,9 +310,7 @@ class DebateEngine(SessionDriver[DebateRun]):
             memory=memory,
             wisdom=wisdom,
             reflexion=(
-                ReflexionLoop(self.config.reflexion, memory)
-                if self.config.reflexion.enabled or self.config.strategy == "reflexion"
-                else None
+                self.config.reflexion if self.config.reflexion.enabled or self.config.strategy == "reflexion" else None
             ),
         )
         state = DebateState(

@@ -10,8 +10,8 @@ not self-report) reaches ``reflexion.confidence_threshold``, or
 debate (``phases/reflexion.py``'s ``ReflexionPhase``, before each round, for
 failing candidates) and alone, as the single-agent ``reflexion`` strategy.
 
-The loop is one of a session's services (``DebateDeps.reflexion``): it holds
-its settings and the episodic memory, and is given the run it works on.
+The loop holds its settings (``DebateDeps.reflexion``) and the episodic
+memory, and is given the run it works on; it keeps nothing between calls.
 """
 
 from __future__ import annotations

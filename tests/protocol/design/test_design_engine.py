@@ -317,7 +317,9 @@ async def test_a_two_thirds_poll_moves_the_debate_to_synthesis(design_world: Deb
     assert {t.agent_id for t in turns if t.phase == "positions"} == set(TRIO)
     votes = {t.agent_id: t.content for t in turns if t.phase == "poll"}
     assert votes == {
-        **dict.fromkeys(("simplicity", "observability", "operations", "test", "contrarian"), "yes, ready to synthesise"),
+        **dict.fromkeys(
+            ("simplicity", "observability", "operations", "test", "contrarian"), "yes, ready to synthesise"
+        ),
         "security": "no, not yet",
         "moonshot": "no, not yet",
     }

@@ -16,12 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from debatecode.agents._question import vagueness
-from debatecode.protocol.design.records import DecisionRecord
+from debatecode.protocol.design.records import Clarification, DecisionRecord
 from debatecode.protocol.design.run import DesignRun
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.state import TurnRecord
@@ -40,36 +37,6 @@ DEFAULT_QUESTION = (
 DEFAULT_ASSUMPTION = (
     "the question is taken as written; each debater names the options it sees and states the constraints it assumes"
 )
-
-
-class Clarification(BaseModel):
-    """A clarifying question the moderator asked about a vague design question, and how it was settled."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    question: str
-    """What the moderator asked."""
-    reasons: list[str]
-    """Why the design question was found vague."""
-    assumption: str
-    """What the debate assumes when nobody answers."""
-    answer: str | None = None
-    """The human's answer, or None when nobody answered."""
-    answered_by: Literal["human", "nobody"] = "nobody"
-
-    @property
-    def settled(self) -> str:
-        """What the debate goes on: the answer, else the assumption."""
-        return self.answer if self.answer else self.assumption
-
-    def line(self) -> str:
-        """One paragraph for prompts and the decision record's context."""
-        if self.answer:
-            return f'Clarification: the moderator asked "{self.question}"; the human answered: {self.answer}'
-        return (
-            f'Assumption: the moderator asked "{self.question}" and nobody answered, '
-            f"so the debate assumes: {self.assumption}"
-        )
 
 
 def parse_clarification(reply: str) -> tuple[str, str]:

@@ -503,7 +503,7 @@ def review_round(
 ) -> list[GateFlag]:
     """The gate reviewer's flags for the last round in ``rounds`` (oldest first; empty gives no flags).
 
-    ``relevance`` judges off-topic speeches (``relevance.relevance_for(run)``: the config's embedder and
+    ``relevance`` judges off-topic speeches (``relevance.relevance_for(names, memory)``: the config's embedder and
     the debaters' names); without it, word overlap alone judges, names left in.
 
     ``tracker`` is the engine's satisfaction tracker, if it keeps one: its

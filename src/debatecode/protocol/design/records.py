@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from debatecode.agents.perspectives import Perspective
 
 __all__ = [
+    "Clarification",
     "Confidence",
     "DecisionRecord",
     "DesignMode",
@@ -268,3 +269,33 @@ class DecisionRecord(_Record):
     """The moderator's recommendation when a person decided instead: kept as context, not as the decision."""
     participation: list[str] = Field(default_factory=list)
     """Who did not take part or was muted, and why (the Contrarian and the Moonshot when absent)."""
+
+
+class Clarification(BaseModel):
+    """A clarifying question the moderator asked about a vague design question, and how it was settled."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    """What the moderator asked."""
+    reasons: list[str]
+    """Why the design question was found vague."""
+    assumption: str
+    """What the debate assumes when nobody answers."""
+    answer: str | None = None
+    """The human's answer, or None when nobody answered."""
+    answered_by: Literal["human", "nobody"] = "nobody"
+
+    @property
+    def settled(self) -> str:
+        """What the debate goes on: the answer, else the assumption."""
+        return self.answer if self.answer else self.assumption
+
+    def line(self) -> str:
+        """One paragraph for prompts and the decision record's context."""
+        if self.answer:
+            return f'Clarification: the moderator asked "{self.question}"; the human answered: {self.answer}'
+        return (
+            f'Assumption: the moderator asked "{self.question}" and nobody answered, '
+            f"so the debate assumes: {self.assumption}"
+        )

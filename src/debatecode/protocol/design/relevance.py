@@ -28,15 +28,11 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from debatecode.memory.embeddings import Embedder
 from debatecode.memory.settings import MemorySettings
-
-if TYPE_CHECKING:
-    from debatecode.protocol.design.run import DesignRun
 
 __all__ = [
     "CLEARLY_ON_TOPIC",
@@ -152,9 +148,6 @@ def judge_for(memory: MemorySettings | None) -> SpeechRelevance:
         return _BY_SETTINGS[key]
 
 
-def relevance_for(run: DesignRun) -> DebateRelevance:
-    """The relevance measure of a running debate: its config's embedder, its debaters' names."""
-    perspectives = run.state.names()
-    return DebateRelevance(
-        judge_for(getattr(run.config, "memory", None)), (*perspectives.values(), *perspectives.keys())
-    )
+def relevance_for(names: Mapping[str, str], memory: MemorySettings | None) -> DebateRelevance:
+    """The relevance measure of a running debate: ``memory``'s embedder, its debaters' ids and ``names``."""
+    return DebateRelevance(judge_for(memory), (*names.values(), *names.keys()))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.design_prompts import DesignKind, design_prompt
@@ -19,6 +19,7 @@ from debatecode.protocol.deps import SessionDeps
 from debatecode.protocol.design.files import DebateFiles
 from debatecode.protocol.design.question import DesignQuestion
 from debatecode.protocol.design.records import (
+    Clarification,
     DecisionRecord,
     Escalation,
     Position,
@@ -31,9 +32,6 @@ from debatecode.protocol.events import Event
 from debatecode.protocol.session_run import SessionRun
 from debatecode.protocol.state import TurnRecord
 from debatecode.protocol.transcript import ContextWindow
-
-if TYPE_CHECKING:
-    from debatecode.protocol.design.clarify import Clarification
 
 __all__ = ["MODERATOR", "DesignRun", "DesignState"]
 

@@ -388,7 +388,7 @@ class ModerationStep(DesignStep):
             question=run.state.question.text,
             context=run.state.question.context_text(),
             thresholds=thresholds(run),
-            relevance=relevance_for(run),
+            relevance=relevance_for(run.state.names(), getattr(run.config, "memory", None)),
         )
         record.flags = flags
         decision = decide(

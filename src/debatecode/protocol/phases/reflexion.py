@@ -1,14 +1,15 @@
 """Reflexion inside the debate: failing candidates reflect and retry before the round's critique.
 
-The loop itself (``protocol/reflexion.py``'s ``ReflexionLoop``) is one of the
-session's services, ``run.deps.reflexion``; this phase only picks the failing
-authors and runs it on each.
+The loop itself is ``protocol/reflexion.py``'s ``ReflexionLoop``, built from the
+session's Reflexion settings (``run.deps.reflexion``) and episodic memory; this
+phase only picks the failing authors and runs it on each.
 """
 
 from __future__ import annotations
 
 from debatecode.errors import ConfigError
 from debatecode.protocol.phases.base import Phase
+from debatecode.protocol.reflexion import ReflexionLoop
 from debatecode.protocol.run import DebateRun, gather_all
 
 __all__ = ["ReflexionPhase"]
@@ -20,9 +21,10 @@ class ReflexionPhase(Phase):
     name = "reflexion"
 
     async def execute(self, run: DebateRun, round_no: int) -> str:
-        loop = run.deps.reflexion
-        if loop is None:
+        settings = run.deps.reflexion
+        if settings is None:
             raise ConfigError("the reflexion phase runs only with reflexion enabled", key="reflexion.enabled")
+        loop = ReflexionLoop(settings, run.deps.memory)
         candidates = run.state.candidates
         failing = [a for a in run.authors() if a.id in candidates and not loop.done(candidates[a.id])]
         if not failing:
