@@ -8,7 +8,7 @@ import pytest
 
 from debatecode.agents.prompts import KINDS, render_prompt
 from debatecode.agents.roles import CROSS_CUTTING_ORDER, ROLES, get_role
-from debatecode.protocol.state import TestCaseResult, TestReport
+from debatecode.execution.results import TestCaseResult, TestReport
 from debatecode.task import load_task
 
 TASK = load_task(Path(__file__).resolve().parents[2] / "examples" / "tasks" / "add.md")

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from debatecode.cli.debate_render import DebateRenderer
 from debatecode.protocol.events import TurnCompleted
-from debatecode.protocol.state import TurnRecord
+from debatecode.store.records import TurnRecord
 
 
 def test_off_topic_and_muted_flags_are_shown() -> None:

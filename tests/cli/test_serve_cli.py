@@ -56,8 +56,8 @@ def test_view_of_an_unknown_session_says_so_and_starts_nothing(tmp_path: Path) -
 
 def stored_session(folder: Path) -> str:
     """A session in the default store of ``folder``, written directly (no debate needed to view one)."""
-    from debatecode.protocol.state import SessionRecord
     from debatecode.store import open_store
+    from debatecode.store.records import SessionRecord
 
     (folder / ".debatecode").mkdir(exist_ok=True)
     with open_store(f"sqlite:///{folder / '.debatecode' / 'debatecode.db'}") as store:

@@ -9,10 +9,10 @@ from tests.support.debaters import add_debater
 
 from debatecode.execution.inputs import generated_inputs
 from debatecode.execution.results import TestCaseResult, TestReport
-from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.early_stop import agreement_probes, quorum
 from debatecode.protocol.events import PhaseStarted
 from debatecode.protocol.phases.review import grounded_satisfaction
+from debatecode.protocol.state import Candidate
 from debatecode.task import load_task
 
 _DEBATE = {"phases.optimization": True, "phases.adversarial": True, "participants.moonshot": False}

@@ -404,8 +404,8 @@ async def test_critique_and_review_stay_silent_when_tests_separate_the_candidate
 
 def test_tests_separate_by_score_and_identical_code_only_for_critique() -> None:
     from debatecode.execution.results import TestReport
-    from debatecode.protocol.debate_state import Candidate
     from debatecode.protocol.separation import separated_by_tests
+    from debatecode.protocol.state import Candidate
     from debatecode.sandbox.results import TestCaseResult
 
     def candidate(agent: str, code: str, passed: int) -> Candidate:

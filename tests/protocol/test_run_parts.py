@@ -11,10 +11,10 @@ from tests.support.debaters import add_debater
 from tests.support.runs import hand_built_run
 
 from debatecode.llm.client import LLMClient
-from debatecode.protocol.debate_state import Dissent
 from debatecode.protocol.events import EventBus, TurnCompleted
 from debatecode.protocol.journal import Journal, turn_key
 from debatecode.protocol.phases import ConvergencePhase, ProposalPhase, round_vote
+from debatecode.protocol.state import Dissent
 from debatecode.task import load_task
 
 

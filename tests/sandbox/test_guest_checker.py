@@ -18,8 +18,8 @@ from tests.support.dummy_sandbox import DummySandbox
 
 from debatecode.config import SandboxSettings
 from debatecode.execution.probes import ProbeResult, ProbeRunner
+from debatecode.execution.results import TestReport
 from debatecode.execution.runner import TestRunner
-from debatecode.protocol.state import TestReport
 from debatecode.sandbox.base import Limits
 from debatecode.sandbox.checks import CheckJob, CheckResult, run_checks
 from debatecode.task import parse_task

@@ -29,8 +29,8 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
-from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TurnRecord
 from debatecode.store import SessionStore, open_store
+from debatecode.store.records import CodeVersionRecord, SessionRecord, TurnRecord
 
 POSTGRES_URL_ENV = "DEBATECODE_TEST_POSTGRES_URL"
 REQUIRE_POSTGRES_ENV = "DEBATECODE_REQUIRE_POSTGRES"

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from tests.support.scripted_solve import scripted_solve
 
-from debatecode.protocol.state import TurnRecord
 from debatecode.store import open_store
+from debatecode.store.records import TurnRecord
 
 
 def stored_turns(turns: list[TurnRecord]) -> list[tuple[Any, ...]]:

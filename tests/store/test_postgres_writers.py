@@ -27,7 +27,7 @@ WRITER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from debatecode.errors import StoreError
-    from debatecode.protocol.state import SessionRecord, TurnRecord
+    from debatecode.store.records import SessionRecord, TurnRecord
     from debatecode.store import open_store
 
     url, worker, turns, go = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])

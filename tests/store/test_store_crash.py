@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from debatecode.protocol.state import TurnRecord
 from debatecode.store import open_store
+from debatecode.store.records import TurnRecord
 
 WRITER = textwrap.dedent(
     """
     import os, signal, sys
-    from debatecode.protocol.state import SessionRecord, TurnRecord
+    from debatecode.store.records import SessionRecord, TurnRecord
     from debatecode.store import open_store
     from debatecode.store.models import TurnRow, row_values
 

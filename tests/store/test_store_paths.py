@@ -22,8 +22,8 @@ import pytest
 from tests.cli.helpers import EXE, run_cli
 
 from debatecode.errors import ConfigError
-from debatecode.protocol.state import SessionRecord
 from debatecode.store import open_store
+from debatecode.store.records import SessionRecord
 
 
 def test_a_store_url_into_a_missing_folder_is_refused_and_nothing_is_created(tmp_path: Path) -> None:

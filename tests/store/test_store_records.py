@@ -13,8 +13,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from debatecode.errors import SessionNotFound, StoreError
-from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TestCaseResult, TestReport, TurnRecord
+from debatecode.execution.results import TestCaseResult, TestReport
 from debatecode.store import SessionStore, open_store
+from debatecode.store.records import CodeVersionRecord, SessionRecord, TurnRecord
 
 MakeSession = Callable[..., SessionRecord]
 MakeTurn = Callable[..., TurnRecord]
@@ -354,7 +355,7 @@ def test_an_in_memory_store_works_for_tests(make_session: MakeSession) -> None:
 
 
 def test_gate_request_and_decision_round_trip(store_url: str, make_session) -> None:  # type: ignore[no-untyped-def]
-    from debatecode.protocol.state import GateRecord
+    from debatecode.store.records import GateRecord
 
     session = make_session()
     with open_store(store_url) as store:

@@ -22,10 +22,9 @@ from sqlalchemy.engine import make_url
 import debatecode.store
 from debatecode.errors import ConfigError, StoreError
 from debatecode.memory.episodes import Episode, Lesson
-from debatecode.protocol.state import CodeVersionRecord, GateRecord, SessionRecord, TurnRecord
 from debatecode.store import SessionStore, open_store
 from debatecode.store.models import Base
-from debatecode.store.records import SessionLease
+from debatecode.store.records import CodeVersionRecord, GateRecord, SessionLease, SessionRecord, TurnRecord
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HEAD = "0006"

@@ -31,9 +31,9 @@ from debatecode import DebateConfig, DebateResult, Services, load_config, solve_
 from debatecode.llm.client import LLMClient
 from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
 from debatecode.protocol.events import CodeVersionCommitted, Event, EventBus, TurnCompleted
-from debatecode.protocol.state import CodeVersionRecord, TurnRecord
 from debatecode.sandbox.base import Sandbox
 from debatecode.store import open_store
+from debatecode.store.records import CodeVersionRecord, TurnRecord
 from debatecode.task import Task, load_task
 
 __all__ = ["LOAD_PROTOCOL", "EngineTally", "debate_config", "load_services", "run_debates", "scripted_model"]

@@ -16,15 +16,15 @@ from debatecode.execution.runner import TestRunner
 from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
 from debatecode.llm.transport import Transport
-from debatecode.protocol.debate_state import DebateState
 from debatecode.protocol.deps import DebateDeps
 from debatecode.protocol.events import EventBus
 from debatecode.protocol.journal import Journal
 from debatecode.protocol.participants import plan_participants
 from debatecode.protocol.run import DebateRun
-from debatecode.protocol.state import SessionRecord
+from debatecode.protocol.state import DebateState
 from debatecode.protocol.workspace import CodeWorkspace
 from debatecode.sandbox.base import Sandbox
+from debatecode.store.records import SessionRecord
 from debatecode.task import load_task
 from debatecode.vcs.worktree import VersionRepository
 

@@ -20,12 +20,12 @@ from debatecode.config import DebateConfig, load_config
 from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
 from debatecode.llm.function import FunctionModel, ModelFunction
-from debatecode.protocol.debate_state import Candidate, DebateState
 from debatecode.protocol.deps import DebateDeps
 from debatecode.protocol.events import Event, EventBus
 from debatecode.protocol.journal import Journal
 from debatecode.protocol.participants import plan_participants
 from debatecode.protocol.run import DebateRun
+from debatecode.protocol.state import Candidate, DebateState
 from debatecode.protocol.workspace import CodeWorkspace
 from debatecode.store.records import SessionRecord
 from debatecode.task import Task, load_task

@@ -38,7 +38,7 @@ def _read_trail(path: Path) -> dict[str, Any]:
 
     from debatecode.errors import ConfigError
     from debatecode.input_files import MAX_TRAIL_BYTES, InputFileError, read_input_file
-    from debatecode.protocol.state import TurnRecord
+    from debatecode.store.records import TurnRecord
 
     class _Part(BaseModel):
         model_config = ConfigDict(extra="allow")

@@ -11,7 +11,7 @@ from debatecode.cli.common import STORE_CONFIG_HELP, console, fail, open_configu
 from debatecode.cli.output import add_id_column, json_option, print_json, print_table
 
 if TYPE_CHECKING:
-    from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TurnRecord
+    from debatecode.store.records import CodeVersionRecord, SessionRecord, TurnRecord
     from debatecode.vcs.worktree import VersionRepository
 
 __all__ = ["app"]
@@ -87,7 +87,7 @@ def show_session(
     from rich.table import Table
     from rich.text import Text
 
-    from debatecode.protocol.state import TestReport
+    from debatecode.execution.results import TestReport
 
     with reporting_errors(), open_configured_store(config_file) as store:
         session = store.get_session(session_id)

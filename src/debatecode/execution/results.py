@@ -3,8 +3,7 @@
 A ``TestReport`` is what ``execution.runner.TestRunner`` returns; turns store it
 as JSON (``TurnRecord.test_results``). Each case is a ``TestCaseResult``, the
 per-test result of every test run, defined with ``TestOutcome`` in
-``debatecode.sandbox.results`` and re-exported here; ``debatecode.protocol.state``
-re-exports all three.
+``debatecode.sandbox.results`` and re-exported here.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any
 from debatecode.input_files import InputFileError, read_input_file
 from debatecode.llm.scripted import ScriptedModel
 from debatecode.protocol.human import CheckpointDecision
-from debatecode.protocol.state import SCHEMA_VERSION, TurnRecord
+from debatecode.store.records import SCHEMA_VERSION, TurnRecord
 from debatecode.store.repository import SessionStore
 
 __all__ = ["AUDIT_VERSION", "ReplayHuman", "build_audit", "replay_model"]

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from debatecode.execution.inputs import generated_inputs
 from debatecode.execution.probes import ProbeResult
 from debatecode.execution.ranking import Evidence, Ranked, behaviour_of, rank_candidates
-from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.run import DebateRun
+from debatecode.protocol.state import Candidate
 from debatecode.store.records import TurnRecord
 
 __all__ = ["BehaviourRanking", "normalised_code", "rank_by_behaviour"]

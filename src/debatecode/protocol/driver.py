@@ -56,8 +56,8 @@ from debatecode.protocol.journal import Journal, turn_key
 from debatecode.protocol.recorder import StoreRecorder
 from debatecode.protocol.session_run import SessionRun
 from debatecode.protocol.session_runner import session_lease, settle_session
-from debatecode.protocol.state import SessionRecord, SessionStatus, TurnRecord
 from debatecode.safe_paths import check_name
+from debatecode.store.records import SessionRecord, SessionStatus, TurnRecord
 from debatecode.store.repository import SessionStore
 
 __all__ = [

@@ -16,10 +16,10 @@ import logging
 
 from debatecode.execution.inputs import generated_inputs
 from debatecode.execution.probes import ProbeResult
-from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.settings import ConvergenceSettings
+from debatecode.protocol.state import Candidate
 from debatecode.store.records import TurnRecord
 from debatecode.task import Task
 

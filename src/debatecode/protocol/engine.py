@@ -31,7 +31,6 @@ from debatecode.execution.runner import TestRunner
 from debatecode.hooks import HookRunner
 from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
-from debatecode.protocol.debate_state import DebateState, Outcome
 from debatecode.protocol.deps import DebateDeps
 from debatecode.protocol.driver import SessionDriver, new_session_id
 from debatecode.protocol.early_stop import early_agreement
@@ -47,9 +46,10 @@ from debatecode.protocol.participants import plan_participants
 from debatecode.protocol.phases import ProtocolPlan, code_debate_plan
 from debatecode.protocol.report import escalation_summary, write_outputs
 from debatecode.protocol.run import DebateRun
-from debatecode.protocol.state import SessionRecord, SessionStatus
+from debatecode.protocol.state import DebateState, Outcome
 from debatecode.protocol.workspace import CodeWorkspace
 from debatecode.sandbox.base import Sandbox
+from debatecode.store.records import SessionRecord, SessionStatus
 from debatecode.store.repository import SessionStore
 from debatecode.task import Task
 from debatecode.vcs.worktree import SessionWorktree, VersionRepository

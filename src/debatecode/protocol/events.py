@@ -17,7 +17,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from debatecode.protocol.state import CodeVersionRecord, SessionRecord, TestReport, TurnRecord
+from debatecode.execution.results import TestReport
+from debatecode.store.records import CodeVersionRecord, SessionRecord, TurnRecord
 
 __all__ = [
     "AgentStatusChanged",

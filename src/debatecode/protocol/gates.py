@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from debatecode.protocol.events import GateDecided, GateRequested
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.settings import GateSettings
-from debatecode.protocol.state import GateRecord, TurnRecord
+from debatecode.store.records import GateRecord, TurnRecord
 
 if TYPE_CHECKING:
     from debatecode.protocol.session_run import SessionRun

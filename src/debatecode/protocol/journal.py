@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from debatecode.protocol.events import EventBus, TurnCompleted
-from debatecode.protocol.state import TurnRecord
+from debatecode.store.records import TurnRecord
 
 __all__ = ["Journal", "turn_key"]
 

@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from debatecode.protocol.journal import turn_key
-from debatecode.protocol.state import TurnRecord
+from debatecode.store.records import TurnRecord
 
 if TYPE_CHECKING:
     from debatecode.protocol.run import DebateRun

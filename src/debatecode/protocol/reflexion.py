@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
-from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.replies import parse_confidence
+from debatecode.protocol.state import Candidate
 
 if TYPE_CHECKING:
     from debatecode.memory.settings import ReflexionSettings

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from debatecode.errors import DiskWriteError, VersionControlError, disk_write_failure
-from debatecode.protocol.debate_state import ReviewItem, Risk
-from debatecode.protocol.state import SessionRecord, TestReport, TurnRecord
+from debatecode.execution.results import TestReport
+from debatecode.protocol.state import ReviewItem, Risk
+from debatecode.store.records import SessionRecord, TurnRecord
 
 if TYPE_CHECKING:
-    from debatecode.protocol.debate_state import Candidate
     from debatecode.protocol.run import DebateRun
+    from debatecode.protocol.state import Candidate
 
 __all__ = ["confidence_level", "escalation_summary", "render_report", "write_outputs"]
 

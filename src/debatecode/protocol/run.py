@@ -2,7 +2,7 @@
 
 A run is three things side by side:
 
-- ``state`` (:class:`~debatecode.protocol.debate_state.DebateState`): what the
+- ``state`` (:class:`~debatecode.protocol.state.DebateState`): what the
   session changes as it goes — candidates, exchanged, adjudicated and Red
   tests, committed versions, reviews, risks, dissents, the outcome...;
 - ``deps`` (:class:`~debatecode.protocol.deps.DebateDeps`, frozen): the
@@ -29,11 +29,11 @@ from debatecode.execution.cleaning import clean_solution
 from debatecode.execution.generated import GeneratedSuite
 from debatecode.execution.results import TestReport
 from debatecode.llm.parsing import extract_code
-from debatecode.protocol.debate_state import Candidate, DebateState, DroppedAgent
 from debatecode.protocol.deps import DebateDeps
 from debatecode.protocol.journal import turn_key
 from debatecode.protocol.roster import AUTHOR_ROLES
 from debatecode.protocol.session_run import SessionRun, gather_all
+from debatecode.protocol.state import Candidate, DebateState, DroppedAgent
 from debatecode.store.records import TurnRecord
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from debatecode.protocol.debate_state import Candidate
+from debatecode.protocol.state import Candidate
 
 __all__ = ["separated_by_tests"]
 

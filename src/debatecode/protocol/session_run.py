@@ -27,7 +27,7 @@ from debatecode.protocol.events import AgentStatusChanged, EventBus
 from debatecode.protocol.journal import Journal, turn_key
 from debatecode.protocol.reply_quality import is_rubber_stamp
 from debatecode.protocol.settings import PHASE_NAMES
-from debatecode.protocol.state import SessionRecord, TurnRecord, TurnStatus
+from debatecode.store.records import SessionRecord, TurnRecord, TurnStatus
 
 if TYPE_CHECKING:
     from debatecode.protocol.human import HumanInterface

@@ -116,7 +116,7 @@ def settle_session(store: SessionStore, session_id: str, exc: BaseException) -> 
     original exception is what the user sees.
     """
     from debatecode.errors import DebatecodeError
-    from debatecode.protocol.state import utcnow
+    from debatecode.store.records import utcnow
 
     try:
         record = store.get_session(session_id)

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from debatecode.hooks import HookOutcome, HookPoint
 from debatecode.protocol.journal import turn_key
-from debatecode.protocol.state import TurnRecord
 from debatecode.quality import QualityReport
+from debatecode.store.records import TurnRecord
 
 if TYPE_CHECKING:
-    from debatecode.protocol.debate_state import Candidate
     from debatecode.protocol.run import DebateRun
+    from debatecode.protocol.state import Candidate
 
 __all__ = ["validate"]
 

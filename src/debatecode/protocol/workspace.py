@@ -4,7 +4,7 @@ Every candidate is judged by running it: the task's visible checks, the tests
 agents exchanged in critique (when their author's code is credible) and the
 Red team's accepted attacks. The workspace holds no debate state: the
 candidates, the generated tests and the committed versions are the session's
-:class:`~debatecode.protocol.debate_state.DebateState`, which every method that
+:class:`~debatecode.protocol.state.DebateState`, which every method that
 reads or extends them is given.
 """
 
@@ -22,9 +22,9 @@ from debatecode.execution.probes import ProbeRunner
 from debatecode.execution.results import TestReport
 from debatecode.execution.runner import TestRunner
 from debatecode.hooks import HookRunner
-from debatecode.protocol.debate_state import Candidate, DebateState
 from debatecode.protocol.events import AgentStatusChanged, CodeVersionCommitted, EventBus, TestsRun
 from debatecode.protocol.journal import Journal
+from debatecode.protocol.state import Candidate, DebateState
 from debatecode.quality import QualitySettings, analyze_async
 from debatecode.store.records import CodeVersionRecord, TurnRecord
 from debatecode.task import Task

@@ -4,7 +4,7 @@ These models are what the store writes and what a resumed session is rebuilt
 from. They carry ``schema_version`` so that stored sessions keep loading when
 the models grow; bump it together with an alembic revision. They live here, in
 the store, because the store and the protocol both use them and the store sits
-below the protocol (``debatecode.protocol.state`` re-exports them).
+below the protocol; everyone imports them from here.
 """
 
 from __future__ import annotations

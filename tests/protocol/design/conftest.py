@@ -27,8 +27,8 @@ from debatecode.llm.types import Message
 from debatecode.protocol.design.engine import DesignEngine, DesignResult
 from debatecode.protocol.design.question import DesignQuestion, load_question
 from debatecode.protocol.events import Event, EventBus
-from debatecode.protocol.state import TurnRecord
 from debatecode.store import open_store
+from debatecode.store.records import TurnRecord
 from debatecode.store.repository import SessionStore
 
 SQLITE_QUESTION = "Should a small team store session events in SQLite or PostgreSQL?"

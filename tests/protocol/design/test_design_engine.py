@@ -17,7 +17,7 @@ from debatecode.errors import TaskError
 from debatecode.llm.function import FunctionModel
 from debatecode.llm.types import Message
 from debatecode.protocol.design.engine import DesignResult
-from debatecode.protocol.state import TurnRecord
+from debatecode.store.records import TurnRecord
 
 from .conftest import (
     ADR_SECTIONS,

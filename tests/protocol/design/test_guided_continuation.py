@@ -17,7 +17,7 @@ from debatecode.llm.types import Message
 from debatecode.protocol.design.escalation import COMBINE_OPTION, GUIDANCE_OPTION, MAX_GUIDED_ROUNDS
 from debatecode.protocol.design.question import load_question
 from debatecode.protocol.events import Escalated, RoundCompleted
-from debatecode.protocol.state import TurnRecord
+from debatecode.store.records import TurnRecord
 
 from .conftest import BILLING_QUESTION, DebateScript, DebateWorld, FakeHuman, RecordingModel
 from .test_escalation_events import STALEMATE, stalemate_script

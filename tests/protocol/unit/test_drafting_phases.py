@@ -5,9 +5,9 @@ from __future__ import annotations
 from tests.protocol.unit.replies import BAD, GOOD, fenced
 from tests.support.unit_runs import candidate, unit_config, unit_run
 
-from debatecode.protocol.debate_state import DebateState
 from debatecode.protocol.phases import DehallucinationPhase, ProposalPhase, SelfEvolvementPhase
 from debatecode.protocol.settings import DehallucinationSettings, SelfEvolvementSettings
+from debatecode.protocol.state import DebateState
 
 
 async def test_proposal_drafts_a_candidate_per_author_and_keeps_the_contrarians_objection() -> None:

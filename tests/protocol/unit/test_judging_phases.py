@@ -7,7 +7,6 @@ from tests.protocol.unit.replies import BAD, FAST, GOOD, HACK, fenced
 from tests.support.unit_runs import candidate, unit_config, unit_run
 
 from debatecode.execution.generated import RedTest
-from debatecode.protocol.debate_state import DebateState, ReviewItem
 from debatecode.protocol.early_stop import early_agreement
 from debatecode.protocol.phases import (
     CodeRoundCheck,
@@ -17,6 +16,7 @@ from debatecode.protocol.phases import (
     ReviewPhase,
 )
 from debatecode.protocol.settings import ConvergenceSettings, OptimizationSettings, ReviewSettings
+from debatecode.protocol.state import DebateState, ReviewItem
 
 _REVIEW = (
     "Satisfaction: 95\nRationale: correct because it subtracts as documented, I checked it.\n"

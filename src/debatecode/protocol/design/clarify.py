@@ -21,7 +21,7 @@ from debatecode.agents._question import vagueness
 from debatecode.protocol.design.records import Clarification, DecisionRecord
 from debatecode.protocol.design.run import DesignRun
 from debatecode.protocol.journal import turn_key
-from debatecode.protocol.state import TurnRecord
+from debatecode.store.records import TurnRecord
 
 __all__ = ["CLARIFICATION_KEY", "Clarification", "clarify", "parse_clarification", "with_clarification"]
 

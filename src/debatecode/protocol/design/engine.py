@@ -48,7 +48,7 @@ from debatecode.protocol.driver import ProtocolPlan, SessionDriver
 from debatecode.protocol.events import EventBus, RoundCompleted, SessionStarted
 from debatecode.protocol.human import HumanInterface
 from debatecode.protocol.journal import Journal
-from debatecode.protocol.state import SessionRecord, SessionStatus
+from debatecode.store.records import SessionRecord, SessionStatus
 from debatecode.store.repository import SessionStore
 
 __all__ = ["DesignEngine", "DesignResult"]

@@ -38,7 +38,7 @@ from debatecode.protocol.design.stances import active_final, stance_of
 from debatecode.protocol.design.steps import DesignStep, last_decision
 from debatecode.protocol.events import Escalated, EscalationDecided
 from debatecode.protocol.journal import turn_key
-from debatecode.protocol.state import TurnRecord
+from debatecode.store.records import TurnRecord
 
 __all__ = [
     "COMBINE_OPTION",

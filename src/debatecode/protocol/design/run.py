@@ -30,8 +30,8 @@ from debatecode.protocol.design.replies import parse_speech
 from debatecode.protocol.design.settings import DesignSettings
 from debatecode.protocol.events import Event
 from debatecode.protocol.session_run import SessionRun
-from debatecode.protocol.state import TurnRecord
 from debatecode.protocol.transcript import ContextWindow
+from debatecode.store.records import TurnRecord
 
 __all__ = ["MODERATOR", "DesignRun", "DesignState"]
 

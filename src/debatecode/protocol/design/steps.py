@@ -45,7 +45,7 @@ from debatecode.protocol.design.replies import Speech, parse_analysis, parse_pol
 from debatecode.protocol.design.run import MODERATOR, DesignRun
 from debatecode.protocol.ordering import AgentOrdering
 from debatecode.protocol.reply_quality import is_rubber_stamp
-from debatecode.protocol.state import TurnRecord
+from debatecode.store.records import TurnRecord
 
 if TYPE_CHECKING:
     from debatecode.config import DebateConfig

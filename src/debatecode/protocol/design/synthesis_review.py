@@ -18,7 +18,7 @@ from debatecode.protocol.design.replies import parse_review_answer
 from debatecode.protocol.design.run import MODERATOR, DesignRun
 from debatecode.protocol.design.sections import dedupe_dissents
 from debatecode.protocol.design.steps import DesignStep
-from debatecode.protocol.state import TurnRecord
+from debatecode.store.records import TurnRecord
 
 __all__ = ["SynthesisReviewStep", "apply_corrections"]
 

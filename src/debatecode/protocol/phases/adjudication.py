@@ -30,10 +30,10 @@ from debatecode.execution.generated import AdjudicatedTest
 from debatecode.execution.probes import parse_calls
 from debatecode.execution.ranking import Ranked
 from debatecode.protocol.behaviour import normalised_code, rank_by_behaviour
-from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.run import DebateRun, gather_all
 from debatecode.protocol.settings import AdjudicationSettings
+from debatecode.protocol.state import Candidate
 
 __all__ = ["AdjudicationPhase", "disputed_inputs", "majority_answer", "read_answer"]
 

@@ -16,13 +16,13 @@ import ast
 
 from debatecode.agents.agent import Agent
 from debatecode.execution.generated import RedTest, red_suite, rename_tests
+from debatecode.execution.results import TestCaseResult
 from debatecode.hooks import HookPoint
-from debatecode.protocol.debate_state import Candidate, Risk
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_verdicts, python_blocks
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.settings import AdversarialSettings
-from debatecode.protocol.state import TestCaseResult
+from debatecode.protocol.state import Candidate, Risk
 from debatecode.protocol.validation import validate
 
 __all__ = ["AdversarialPhase"]

@@ -25,12 +25,12 @@ from typing import Any
 from debatecode.agents.agent import Agent
 from debatecode.hooks import HookPoint
 from debatecode.protocol.behaviour import rank_by_behaviour
-from debatecode.protocol.debate_state import Candidate, Dissent, Outcome, RankedCandidate, VoteSummary
 from debatecode.protocol.events import VoteCast
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_ranking
 from debatecode.protocol.run import DebateRun, gather_all
 from debatecode.protocol.settings import ConvergenceSettings
+from debatecode.protocol.state import Candidate, Dissent, Outcome, RankedCandidate, VoteSummary
 from debatecode.protocol.validation import validate
 from debatecode.voting import Ballot, choose_method
 

@@ -22,11 +22,11 @@ from debatecode.agents.agent import Agent
 from debatecode.errors import ModelError
 from debatecode.execution.generated import ExchangedTest
 from debatecode.execution.probes import ProbeResult, parse_calls
-from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.run import DebateRun, gather_all
 from debatecode.protocol.separation import separated_by_tests
 from debatecode.protocol.settings import CritiqueSettings
+from debatecode.protocol.state import Candidate
 
 __all__ = ["CritiquePhase"]
 

@@ -9,10 +9,10 @@ alternative. A leader that fails a visible test is not optimized at all.
 from __future__ import annotations
 
 from debatecode.hooks import HookPoint
-from debatecode.protocol.debate_state import Candidate
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.settings import OptimizationSettings
+from debatecode.protocol.state import Candidate
 from debatecode.protocol.validation import validate
 
 __all__ = ["OptimizationPhase"]

@@ -14,10 +14,10 @@ from typing import Any
 
 from debatecode.agents.agent import Agent
 from debatecode.hooks import HookPoint
-from debatecode.protocol.debate_state import Candidate, Dissent
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_objection, python_blocks
 from debatecode.protocol.run import DebateRun, gather_all
+from debatecode.protocol.state import Candidate, Dissent
 from debatecode.protocol.validation import validate
 
 __all__ = ["ProposalPhase", "draft_candidate", "draft_candidates", "ensure_plan", "leader_context"]

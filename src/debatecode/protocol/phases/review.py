@@ -16,13 +16,13 @@ from __future__ import annotations
 from debatecode.agents.agent import Agent
 from debatecode.errors import ModelError
 from debatecode.llm.tokens import context_window
-from debatecode.protocol.debate_state import Candidate, Dissent, ReviewItem
 from debatecode.protocol.ordering import CROSS_CUTTING
 from debatecode.protocol.phases.base import Phase
 from debatecode.protocol.replies import parse_review
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.separation import separated_by_tests
 from debatecode.protocol.settings import ReviewSettings
+from debatecode.protocol.state import Candidate, Dissent, ReviewItem
 from debatecode.protocol.transcript import ContextWindow
 
 __all__ = ["ReviewPhase", "grounded_satisfaction", "review_history"]

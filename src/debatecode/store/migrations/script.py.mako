@@ -5,7 +5,7 @@ Revises: ${down_revision | comma,n}
 Create Date: ${create_date}
 
 If the protocol records changed shape, bump ``SCHEMA_VERSION`` in
-``debatecode/protocol/state.py`` in the same commit.
+``debatecode/store/records.py`` in the same commit.
 """
 
 from __future__ import annotations
