@@ -118,7 +118,7 @@ def test_a_read_only_store_of_an_older_schema_says_it_cannot_be_migrated(tmp_pat
             textwrap.dedent(
                 f"""
                 from alembic import command
-                from debatecode.store.repository import build_engine, migration_config
+                from debatecode.store.database import build_engine, migration_config
                 engine = build_engine("sqlite:///{folder / "debatecode.db"}")
                 with engine.connect() as connection, connection.begin():
                     command.upgrade(migration_config(connection), "0001")

@@ -2,7 +2,7 @@
 
 Two ways in:
 
-- programmatically, from ``SessionStore`` (``repository.migration_config``): the
+- programmatically, from ``SessionStore`` (``database.migration_config``): the
   caller passes an open connection in ``config.attributes["connection"]`` and owns
   its transaction; no ini file and no logging setup;
 - from the command line, for developers: ``alembic -c alembic.ini upgrade head``
@@ -24,8 +24,8 @@ from alembic import context
 from alembic.autogenerate.api import AutogenContext
 from sqlalchemy import Connection
 
+from debatecode.store.database import DEFAULT_STORE_URL, build_engine
 from debatecode.store.models import Base, UTCDateTime
-from debatecode.store.repository import DEFAULT_STORE_URL, build_engine
 
 config = context.config
 target_metadata = Base.metadata
