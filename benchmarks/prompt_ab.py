@@ -46,7 +46,7 @@ from debatecode.agents.prompts import render_prompt
 from debatecode.agents.roles import get_role
 from debatecode.bench.humaneval import load_problems, problem_task
 from debatecode.execution.cleaning import clean_solution
-from debatecode.execution.runner import TestRunner
+from debatecode.execution.tester import CandidateTester
 from debatecode.llm.local import agenerate_local
 from debatecode.llm.parsing import extract_code
 from debatecode.llm.types import Message
@@ -119,7 +119,7 @@ async def _main(
                     seconds = time.perf_counter() - started
                     code = answer(generation.text, task)
                     checks = len(task.test_names)
-                    report = await TestRunner(task, sandbox, settings).run(code) if code and checks else None
+                    report = await CandidateTester(task, sandbox, settings).run(code) if code and checks else None
                     row = {
                         "task": name,
                         "variant": variant,
@@ -153,7 +153,7 @@ async def _rescore(tasks: list[tuple[str, Task]], rows: list[dict[str, Any]]) ->
                     continue
                 checks = len(task.test_names)
                 code = row["code"]
-                report = await TestRunner(task, sandbox, settings).run(code) if code and checks else None
+                report = await CandidateTester(task, sandbox, settings).run(code) if code and checks else None
                 passed = report.passed if report else 0
                 rescored.append(
                     {**row, "visible_pass": bool(report and report.all_passed), "passed": passed, "total": checks}

@@ -40,9 +40,9 @@ from debatecode.bench.humaneval import check_samples, load_problems, problem_tas
 from debatecode.bench.humaneval.vote import read_vote_samples, vote_at
 from debatecode.execution.cleaning import clean_solution
 from debatecode.execution.inputs import generated_inputs
-from debatecode.execution.probes import ProbeRunner
+from debatecode.execution.probes import Prober
 from debatecode.execution.ranking import Evidence, behaviour_of, rank_candidates
-from debatecode.execution.runner import TestRunner
+from debatecode.execution.tester import CandidateTester
 from debatecode.sandbox import create_sandbox
 from debatecode.sandbox.base import Limits, Sandbox
 from debatecode.sandbox.settings import SandboxSettings
@@ -55,8 +55,8 @@ async def score_problem(
 ) -> list[dict[str, Any]]:
     """Each sample with today's visible result, its behaviour on generated inputs and its hidden verdict."""
     task = problem_task(dict(problem))
-    runner = TestRunner(task, sandbox, SandboxSettings(timeout_s=3))
-    probes = ProbeRunner(sandbox, Limits(timeout_s=60), per_call_s=1.0)
+    runner = CandidateTester(task, sandbox, SandboxSettings(timeout_s=3))
+    probes = Prober(sandbox, Limits(timeout_s=60), per_call_s=1.0)
     calls = generated_inputs(task, limit=inputs, seed=0)
     codes = [clean_solution(str(problem["prompt"]) + str(s["completion"]), task.entry_point).code for s in samples]
     verdicts = await check_samples(

@@ -2,7 +2,7 @@
 
 Each technique in ``_forgery_corpus.FORGERIES`` goes through the three ways
 debatecode grades code: HumanEval-style checks (``run_checks``, what ``bench
-humaneval`` uses), a task's visible tests (``TestRunner``, what ``solve`` uses),
+humaneval`` uses), a task's visible tests (``CandidateTester``, what ``solve`` uses),
 and ``debatecode bench humaneval --predictions`` end to end. The honest control
 must pass each time, so that "scores 0" is not "cannot pass at all".
 """
@@ -22,7 +22,7 @@ from _forgery_corpus import FORGERIES, HONEST, code_of
 from _operator_forgeries import OPERATOR_FORGERIES, OperatorForgery
 
 from debatecode.config import SandboxSettings
-from debatecode.execution.runner import TestRunner
+from debatecode.execution.tester import CandidateTester
 from debatecode.sandbox.base import Limits, Sandbox
 from debatecode.sandbox.checks import CheckJob, run_checks
 from debatecode.task import load_task
@@ -90,7 +90,7 @@ def techniques(backend: str) -> list[str]:
 async def test_the_honest_control_passes_both_ways(sandbox: Sandbox) -> None:
     (result,) = await run_checks(sandbox, [CheckJob(code=code_of(HONEST), tests=CHECK, entry_point="add")])
     assert result.passed, result
-    runner = TestRunner(load_task(ADD_TASK), sandbox, SandboxSettings())
+    runner = CandidateTester(load_task(ADD_TASK), sandbox, SandboxSettings())
     report = await runner.run(code_of(HONEST))
     assert report.all_passed, report
 
@@ -115,7 +115,7 @@ async def test_every_forgery_scores_zero_through_humaneval_checks(sandbox: Sandb
 async def test_each_forgery_scores_zero_through_the_task_tests(sandbox: Sandbox, backend: str, name: str) -> None:
     if name in NOT_RUN.get(backend, {}):
         pytest.skip(NOT_RUN[backend][name])
-    runner = TestRunner(load_task(ADD_TASK), sandbox, SandboxSettings(timeout_s=3))
+    runner = CandidateTester(load_task(ADD_TASK), sandbox, SandboxSettings(timeout_s=3))
     report = await runner.run(code_of(FORGERIES[name]))
     assert report.passed == 0, [(case.name, case.outcome, case.message[-300:]) for case in report.cases]
     assert report.total == 4 and not report.all_passed
@@ -162,7 +162,7 @@ def test_the_corpus_scores_zero_through_bench_humaneval_predictions(
 
 
 SOLVE_TECHNIQUES = ["result_file_then_exit", "always_equal_object", "pytest_conftest_and_plugins"]
-"""A sample through the whole CLI (every technique already goes through the same TestRunner above)."""
+"""A sample through the whole CLI (every technique already goes through the same CandidateTester above)."""
 
 
 @pytest.mark.parametrize("backend_name", [pytest.param("docker", marks=pytest.mark.docker), "local"])
@@ -260,7 +260,7 @@ async def test_operator_and_task_name_forgeries_score_zero_and_their_honest_cont
 @pytest.mark.parametrize("name", SOLVE_PATH_FORGERIES)
 async def test_operator_forgeries_score_zero_through_a_tasks_tests(sandbox: Sandbox, name: str) -> None:
     task = load_task(MEAN_TASK)
-    runner = TestRunner(task, sandbox, SandboxSettings(timeout_s=3))
+    runner = CandidateTester(task, sandbox, SandboxSettings(timeout_s=3))
     honest = await runner.run(_operator_forgery(name).honest_code)
     assert honest.all_passed, [(case.name, case.outcome, case.message[-300:]) for case in honest.cases]
     report = await runner.run(_operator_forgery(name).code)

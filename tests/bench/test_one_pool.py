@@ -23,7 +23,7 @@ from debatecode.bench.humaneval.progress import run_with_progress
 from debatecode.bench.humaneval.setup import HumanEvalSetup
 from debatecode.bench.sweep import run_sweep
 from debatecode.config import load_config
-from debatecode.execution.runner import job_limits
+from debatecode.execution.tester import job_limits
 from debatecode.llm.client import Message
 from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
 from debatecode.sandbox.base import ExecJob, ExecResult

@@ -9,7 +9,7 @@ import types
 from tests.support.dummy_sandbox import DummySandbox
 
 from debatecode.config import SandboxSettings
-from debatecode.execution.runner import TestRunner
+from debatecode.execution.tester import CandidateTester
 from debatecode.execution.testfiles import build_test_files
 from debatecode.task import Task, parse_task
 
@@ -108,7 +108,7 @@ def test_a_list_is_not_the_tuple_an_example_shows() -> None:
 
 
 async def test_the_examples_run_in_the_sandbox_checker() -> None:
-    runner = TestRunner(task(), DummySandbox(), SandboxSettings(timeout_s=10))
+    runner = CandidateTester(task(), DummySandbox(), SandboxSettings(timeout_s=10))
     for code, passed in [(RIGHT, [True] * 5), (AS_LIST, [False, False, True, False, True])]:
         report = await runner.run(code)
         assert [case.name for case in report.cases] == [f"test_example_{n}" for n in range(1, 6)]

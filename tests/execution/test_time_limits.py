@@ -14,7 +14,7 @@ import pytest
 from tests.support.dummy_sandbox import DummySandbox
 
 from debatecode.config import SandboxSettings
-from debatecode.execution.runner import TestRunner
+from debatecode.execution.tester import CandidateTester
 from debatecode.sandbox._guest.session import SHORT_LIMIT_S, TimeLimits
 from debatecode.sandbox.base import Limits
 from debatecode.sandbox.checks import CheckJob, run_checks
@@ -82,7 +82,7 @@ async def test_an_endless_entry_point_costs_at_most_twice_the_limit_in_docker(re
     n_tests = 6
     async with DockerSandbox(SandboxSettings(pool_size=1, sweep_on_start=False)) as sandbox:
         await sandbox.warm(1)
-        runner = TestRunner(parse_task(spinning_task(n_tests, PER_TEST_S)), sandbox, SandboxSettings())
+        runner = CandidateTester(parse_task(spinning_task(n_tests, PER_TEST_S)), sandbox, SandboxSettings())
         started = time.perf_counter()
         report = await runner.run("def spin(x):\n    while True:\n        pass\n")
         wall_s = time.perf_counter() - started

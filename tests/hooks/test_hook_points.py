@@ -12,7 +12,7 @@ from tests.support.dummy_sandbox import DummySandbox
 import debatecode.hooks
 from debatecode.config import load_config
 from debatecode.errors import ConfigError
-from debatecode.hooks import HookOutcome, HookPoint, HookPointSettings, HookRunner, HooksSettings
+from debatecode.hooks import HookOutcome, HookPoint, HookPointSettings, HooksSettings, HookValidator
 from debatecode.hooks.settings import GitHookSettings, ValidationThresholds
 from debatecode.quality import analyze
 from debatecode.sandbox.base import Sandbox
@@ -30,8 +30,8 @@ def task() -> Task:
     return load_task(REPO / "examples" / "tasks" / "add.md")
 
 
-def runner(task: Task, sandbox: Sandbox, **points: HookPointSettings) -> HookRunner:
-    return HookRunner(HooksSettings(**points), sandbox, task)  # type: ignore[arg-type]
+def runner(task: Task, sandbox: Sandbox, **points: HookPointSettings) -> HookValidator:
+    return HookValidator(HooksSettings(**points), sandbox, task)  # type: ignore[arg-type]
 
 
 async def test_a_security_finding_blocks_convergence_and_explains_itself(task: Task) -> None:
@@ -98,7 +98,7 @@ async def test_benchmark_times_the_candidate_over_several_sandbox_runs(task: Tas
         post_optimization=HookPointSettings(validations=["benchmark"], blocking=["benchmark"]),
         thresholds=ValidationThresholds(benchmark_runs=2, benchmark_max_s=0.2),
     )
-    hooks = HookRunner(settings, sandbox, task)
+    hooks = HookValidator(settings, sandbox, task)
     fast = await hooks.run(HookPoint.POST_OPTIMIZATION, GOOD)
     assert len(sandbox.jobs) == 2
     bench = fast.results[0]
@@ -113,7 +113,7 @@ async def test_benchmark_times_the_candidate_over_several_sandbox_runs(task: Tas
 
 async def test_disabled_hooks_run_nothing(task: Task) -> None:
     sandbox = DummySandbox()
-    outcome = await HookRunner(HooksSettings(enabled=False), sandbox, task).run(HookPoint.POST_CONVERGENCE, EVIL)
+    outcome = await HookValidator(HooksSettings(enabled=False), sandbox, task).run(HookPoint.POST_CONVERGENCE, EVIL)
     assert outcome.results == [] and outcome.passed and not outcome.blocked
     assert sandbox.jobs == []
 
@@ -139,7 +139,7 @@ async def test_hook_point_runs_tests_and_benchmark_in_the_docker_sandbox(task: T
     sandbox = DockerSandbox(SandboxSettings(sweep_on_start=False))
     try:
         settings = HooksSettings(thresholds=ValidationThresholds(benchmark_runs=2))
-        outcome = await HookRunner(settings, sandbox, task).run(HookPoint.POST_CONVERGENCE, EVIL)
+        outcome = await HookValidator(settings, sandbox, task).run(HookPoint.POST_CONVERGENCE, EVIL)
     finally:
         await sandbox.aclose()
     by_name = {r.name: r for r in outcome.results}
@@ -177,7 +177,7 @@ def test_hooks_package_exports_exactly_its_public_api() -> None:
         "HookOutcome",
         "HookPoint",
         "HookPointSettings",
-        "HookRunner",
+        "HookValidator",
         "HooksSettings",
         "ValidationFinding",
         "ValidationResult",

@@ -3,8 +3,8 @@
 The checker owns the tests and the verdict; the code under test runs in a
 forked child and answers with plain data. These tests run real jobs on the
 Docker-free ``DummySandbox`` (no isolation: the code here is written by the
-tests) through ``run_checks`` (light mode), ``TestRunner`` (pytest mode) and
-``ProbeRunner`` (probe mode), and pin what tests see of the code under test:
+tests) through ``run_checks`` (light mode), ``CandidateTester`` (pytest mode) and
+``Prober`` (probe mode), and pin what tests see of the code under test:
 exact types, objects behind handles, callbacks, exceptions, output, time
 limits and the work dir.
 """
@@ -17,9 +17,9 @@ import pytest
 from tests.support.dummy_sandbox import DummySandbox
 
 from debatecode.config import SandboxSettings
-from debatecode.execution.probes import ProbeResult, ProbeRunner
+from debatecode.execution.probes import Prober, ProbeResult
 from debatecode.execution.results import TestReport
-from debatecode.execution.runner import TestRunner
+from debatecode.execution.tester import CandidateTester
 from debatecode.sandbox.base import Limits
 from debatecode.sandbox.checks import CheckJob, CheckResult, run_checks
 from debatecode.task import parse_task
@@ -60,7 +60,7 @@ def task_text(code_block: str, examples: str = ">>> double(2)\n4\n", entry_point
 
 
 async def pytest_mode(task: str, code: str) -> TestReport:
-    runner = TestRunner(parse_task(task), DummySandbox(), SandboxSettings())
+    runner = CandidateTester(parse_task(task), DummySandbox(), SandboxSettings())
     return await runner.run(textwrap.dedent(code))
 
 
@@ -791,7 +791,7 @@ PROBE_CODE = """
 
 async def test_probes_report_values_computed_here_raises_and_timeouts() -> None:
     calls = ['f("fake")', "f(-1)", 'f("mine")', 'f("spin")', "f(1)"]
-    runner = ProbeRunner(DummySandbox(), Limits(timeout_s=30), per_call_s=SHORT_S)
+    runner = Prober(DummySandbox(), Limits(timeout_s=30), per_call_s=SHORT_S)
     results = await runner.run(textwrap.dedent(PROBE_CODE), calls)
     by_call = {result.call: result for result in results}
     fake = by_call['f("fake")']
@@ -803,14 +803,14 @@ async def test_probes_report_values_computed_here_raises_and_timeouts() -> None:
 
 
 async def test_probes_of_code_that_does_not_load_raise_import_error() -> None:
-    runner = ProbeRunner(DummySandbox(), Limits(timeout_s=30), per_call_s=SHORT_S)
+    runner = Prober(DummySandbox(), Limits(timeout_s=30), per_call_s=SHORT_S)
     (result,) = await runner.run("raise ValueError('nope')\ndef f(x):\n    return x\n", ["f(1)"])
     assert (result.outcome, result.expected) == ("raises", "ImportError") and "nope" in result.message
 
 
 async def test_probe_work_dir_holds_only_the_code_and_the_checker() -> None:
     code = "import os\nSEEN = sorted(os.listdir('.'))\ndef f(x):\n    return SEEN\n"
-    runner = ProbeRunner(DummySandbox(), Limits(timeout_s=30), per_call_s=2)
+    runner = Prober(DummySandbox(), Limits(timeout_s=30), per_call_s=2)
     (result,) = await runner.run(code, ["f(2)"])
     assert (result.outcome, result.expected) == ("value", "['_dc_check.py', 'solution.py']")
 

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from debatecode.errors import ExitCode, SessionBusy
-from debatecode.protocol.session_runner import session_lease
+from debatecode.protocol.session_lifetime import session_lease
 from debatecode.store import SessionStore
 from debatecode.store.records import SessionLease
 

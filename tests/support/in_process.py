@@ -1,13 +1,13 @@
 """In-process stand-ins for a code debate's test services, for unit tests of one phase. TEST-ONLY.
 
-``InProcessTests`` plays :class:`~debatecode.execution.runner.TestRunner` and
-``InProcessProbes`` plays :class:`~debatecode.execution.probes.ProbeRunner`:
+``InProcessTests`` plays :class:`~debatecode.execution.tester.CandidateTester` and
+``InProcessProbes`` plays :class:`~debatecode.execution.probes.Prober`:
 they ``exec`` the candidate in this process, with no sandbox, no subprocess
 and no isolation at all, so they must only ever run code the tests themselves
 scripted. ``MemoryWorktree`` plays the session's git worktree: versions are
 kept in a dict, no repository is made.
 
-The test files are the ones the real runner sends (``build_test_files``), so
+The test files are the ones the real tester sends (``build_test_files``), so
 suites and test names match a sandbox run's.
 """
 

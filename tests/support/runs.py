@@ -1,7 +1,7 @@
 """``hand_built_run``: a code-debate run assembled without the engine, for unit tests of one phase or one call.
 
-The engine normally builds the session record, event bus, journal, test
-runner, workspace, git worktree, LLM client and participants; a test that
+The engine normally builds the session record, event bus, journal,
+tester, workspace, git worktree, LLM client and participants; a test that
 drives ``ProposalPhase`` or ``DebateRun.ask`` directly needs the same parts
 and nothing else (no store, no driver, no rounds).
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from debatecode.config import DebateConfig
-from debatecode.execution.probes import ProbeRunner
-from debatecode.execution.runner import TestRunner
+from debatecode.execution.probes import Prober
+from debatecode.execution.tester import CandidateTester
 from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
 from debatecode.llm.transport import Transport
@@ -45,7 +45,7 @@ def hand_built_run(
     Args:
         config: the debate's settings; the participants are planned from it
             (``agents``, ``participants.*``) and its ``llm`` and ``sandbox``
-            sections configure the client and the test runner.
+            sections configure the client and the tester.
         sandbox: where candidates' tests and probes run.
         task: a task markdown file (e.g. ``examples/tasks/add.md``).
         workdir: the session's out dir; the version repository is made in ``workdir / "repo"``.
@@ -62,11 +62,11 @@ def hand_built_run(
     )
     bus = EventBus()
     journal = Journal(session.id, bus)
-    tests = TestRunner(loaded, sandbox, config.sandbox)
+    tests = CandidateTester(loaded, sandbox, config.sandbox)
     workspace = CodeWorkspace(
         task=loaded,
         tests=tests,
-        probes=ProbeRunner(sandbox, tests.limits),
+        probes=Prober(sandbox, tests.limits),
         worktree=VersionRepository(workdir / "repo").open_session(session.id),
         journal=journal,
         bus=bus,

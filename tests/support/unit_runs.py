@@ -1,7 +1,7 @@
 """``unit_run``: a code-debate run on a hand-built state, with fakes only — no engine, no store, no git, no sandbox.
 
 The model is a ``FunctionModel`` (a reply function of the messages and tags),
-the test and probe runners run the scripted candidates in this process
+the tester and prober run the scripted candidates in this process
 (``tests/support/in_process.py``) and the worktree keeps versions in memory.
 A phase test builds the state it starts from (``candidates`` with their
 reports, exchanged tests, reviews...), runs one phase on it, and reads the
@@ -104,7 +104,7 @@ def unit_run(
 
 
 async def candidate(run: DebateRun, agent_id: str, code: str | None, *, label: str = "") -> Candidate:
-    """``code`` as ``agent_id``'s current candidate of ``run``'s state, tested by the run's (in-process) runner."""
+    """``code`` as ``agent_id``'s current candidate of ``run``'s state, tested by the run's (in-process) tester."""
     report = await run.run_tests(code)
     found = Candidate(agent_id, code, report, label=label)
     run.state.candidates[agent_id] = found

@@ -136,10 +136,10 @@ def guard_exit() -> None:
 
 def _settle_held() -> list[str]:
     """The running sessions of this process settled as cancelled (none when no session ever ran here)."""
-    runner = sys.modules.get("debatecode.protocol.session_runner")
-    if runner is None:
+    lifetime = sys.modules.get("debatecode.protocol.session_lifetime")
+    if lifetime is None:
         return []
-    settled: list[str] = runner.settle_held_sessions()
+    settled: list[str] = lifetime.settle_held_sessions()
     return settled
 
 

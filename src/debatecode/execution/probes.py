@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from debatecode.sandbox.base import Limits, Sandbox
 from debatecode.sandbox.verdict import checker_job, parse_verdict
 
-__all__ = ["ProbeResult", "ProbeRunner", "parse_calls"]
+__all__ = ["ProbeResult", "Prober", "parse_calls"]
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def _literal(node: ast.expr) -> bool:
     return True
 
 
-class ProbeRunner:
+class Prober:
     """Evaluates calls against code in the sandbox."""
 
     def __init__(self, sandbox: Sandbox, limits: Limits, per_call_s: float = 2.0) -> None:

@@ -1,6 +1,6 @@
 """Test results: the report of one sandbox run of a candidate, made of per-test results.
 
-A ``TestReport`` is what ``execution.runner.TestRunner`` returns; turns store it
+A ``TestReport`` is what ``execution.tester.CandidateTester`` returns; turns store it
 as JSON (``TurnRecord.test_results``). Each case is a ``TestCaseResult``, the
 per-test result of every test run, defined with ``TestOutcome`` in
 ``debatecode.sandbox.results`` and re-exported here.

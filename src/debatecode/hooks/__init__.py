@@ -1,6 +1,6 @@
 """Validations at hook points inside a debate, and the same checks as git hooks for teams.
 
-``HookRunner(settings, sandbox, task).run(point, code, report)`` validates a
+``HookValidator(settings, sandbox, task).run(point, code, report)`` validates a
 version at ``HookPoint.POST_PROPOSAL`` and the other points; ``check_files``
 runs the static validations on a repository's changed files. Everything is
 imported on first use, so importing this package (or its settings) is cheap.
@@ -15,7 +15,7 @@ from debatecode.hooks.settings import GitHookSettings, HookPointSettings, HooksS
 
 if TYPE_CHECKING:
     from debatecode.hooks.check import FileCheck, check_files
-    from debatecode.hooks.points import HookPoint, HookRunner
+    from debatecode.hooks.points import HookPoint, HookValidator
     from debatecode.hooks.results import HookOutcome, ValidationFinding, ValidationResult
 
 __all__ = [
@@ -24,7 +24,7 @@ __all__ = [
     "HookOutcome",
     "HookPoint",
     "HookPointSettings",
-    "HookRunner",
+    "HookValidator",
     "HooksSettings",
     "ValidationFinding",
     "ValidationResult",
@@ -36,7 +36,7 @@ _LAZY = {
     "FileCheck": "debatecode.hooks.check",
     "check_files": "debatecode.hooks.check",
     "HookPoint": "debatecode.hooks.points",
-    "HookRunner": "debatecode.hooks.points",
+    "HookValidator": "debatecode.hooks.points",
     "HookOutcome": "debatecode.hooks.results",
     "ValidationFinding": "debatecode.hooks.results",
     "ValidationResult": "debatecode.hooks.results",

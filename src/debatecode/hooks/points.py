@@ -1,8 +1,8 @@
-"""Hook points inside a debate and the ``HookRunner`` that validates a version at each.
+"""Hook points inside a debate and the ``HookValidator`` that validates a version at each.
 
-The engine calls ``HookRunner.run(point, code, report)`` after a proposal,
+The engine calls ``HookValidator.run(point, code, report)`` after a proposal,
 an optimization, an adversarial exchange and on the converged version. The
-runner executes the point's configured validations: static ones on the host
+validator executes the point's configured validations: static ones on the host
 (ruff, radon, bandit through ``debatecode.quality``; the code is never run),
 ``tests`` and ``benchmark`` in the session's sandbox. The ``HookOutcome`` says
 what failed, whether it blocks convergence, and gives feedback for agents.
@@ -15,7 +15,7 @@ import logging
 import time
 
 from debatecode.execution.results import TestReport
-from debatecode.execution.runner import TestRunner
+from debatecode.execution.tester import CandidateTester
 from debatecode.hooks.results import HookOutcome, ValidationResult
 from debatecode.hooks.settings import STATIC_VALIDATIONS, HooksSettings, ValidationName
 from debatecode.hooks.validations import (
@@ -32,7 +32,7 @@ from debatecode.sandbox.base import Sandbox
 from debatecode.sandbox.settings import SandboxSettings
 from debatecode.task import Task
 
-__all__ = ["HookPoint", "HookRunner", "run_static_validations"]
+__all__ = ["HookPoint", "HookValidator", "run_static_validations"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def run_static_validations(
     return results
 
 
-class HookRunner:
+class HookValidator:
     """Runs the configured validations of each hook point for one task in one sandbox."""
 
     def __init__(
@@ -77,7 +77,7 @@ class HookRunner:
     ) -> None:
         self.settings = settings
         self.quality_settings = quality_settings or QualitySettings()
-        self.tests = TestRunner(task, sandbox, sandbox_settings or SandboxSettings())
+        self.tests = CandidateTester(task, sandbox, sandbox_settings or SandboxSettings())
 
     def validations(self, point: HookPoint | str) -> list[ValidationName]:
         """The validations ``point`` runs (none when hooks are disabled).

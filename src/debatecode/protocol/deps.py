@@ -3,7 +3,7 @@
 The engine builds them once per session (:meth:`DebateEngine._build_run`) and
 never changes them afterwards (the dataclasses are frozen); what a session
 changes as it goes is its state (``DebateState``, ``DesignState``). A phase
-test builds them by hand around a scripted model and fake test runners.
+test builds them by hand around a scripted model and fake testers.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class SessionDeps:
 
 @dataclass(frozen=True, kw_only=True)
 class DebateDeps(SessionDeps):
-    """What a code debate's phases call besides: the code services (test runners, worktree, hooks) and the protocol's."""
+    """What a code debate's phases call besides: the code services (tester, prober, worktree, hooks) and the protocol's."""
 
     workspace: CodeWorkspace
     topology: Topology | None = None

@@ -54,8 +54,8 @@ from debatecode.protocol.gates import GateKeeper
 from debatecode.protocol.human import CheckpointDecision, HumanInterface
 from debatecode.protocol.journal import Journal, turn_key
 from debatecode.protocol.recorder import StoreRecorder
+from debatecode.protocol.session_lifetime import session_lease, settle_session
 from debatecode.protocol.session_run import SessionRun
-from debatecode.protocol.session_runner import session_lease, settle_session
 from debatecode.safe_paths import check_name
 from debatecode.store.records import SessionRecord, SessionStatus, TurnRecord
 from debatecode.store.repository import SessionStore

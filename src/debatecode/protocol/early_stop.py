@@ -39,7 +39,7 @@ def agreement_probes(task: Task, limit: int) -> list[str]:
     """The generated inputs the passing candidates must agree on, at most ``limit``.
 
     ``execution.inputs.generated_inputs``: the visible calls first (every passing candidate
-    agrees on them by construction, so they cost little and guard against a probe runner that
+    agrees on them by construction, so they cost little and guard against a prober that
     reports nothing), then nudged copies of them, hypothesis draws from the signature and the
     examples, and the edge cases the task's text names, taken in turn.
     """

@@ -26,9 +26,9 @@ from debatecode.errors import (
     TaskError,
     VersionControlError,
 )
-from debatecode.execution.probes import ProbeRunner
-from debatecode.execution.runner import TestRunner
-from debatecode.hooks import HookRunner
+from debatecode.execution.probes import Prober
+from debatecode.execution.tester import CandidateTester
+from debatecode.hooks import HookValidator
 from debatecode.llm.budget import TokenBudget
 from debatecode.llm.client import LLMClient
 from debatecode.protocol.deps import DebateDeps
@@ -278,9 +278,9 @@ class DebateEngine(SessionDriver[DebateRun]):
     ) -> DebateRun:
         """The session's services (built once, frozen), its state (the stored versions, on a resume) and its agents."""
         stored_versions = self.store.versions(session.id) if resumed else []
-        tests = TestRunner(task, self.sandbox, self.config.sandbox)
+        tests = CandidateTester(task, self.sandbox, self.config.sandbox)
         workspace = CodeWorkspace(
-            hooks=HookRunner(
+            hooks=HookValidator(
                 self.config.hooks,
                 self.sandbox,
                 task,
@@ -289,7 +289,7 @@ class DebateEngine(SessionDriver[DebateRun]):
             ),
             task=task,
             tests=tests,
-            probes=ProbeRunner(self.sandbox, tests.limits, per_call_s=min(2.0, tests.per_test_s)),
+            probes=Prober(self.sandbox, tests.limits, per_call_s=min(2.0, tests.per_test_s)),
             worktree=worktree,
             journal=journal,
             bus=self.bus,

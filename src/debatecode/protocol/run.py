@@ -7,7 +7,7 @@ A run is three things side by side:
   tests, committed versions, reviews, risks, dissents, the outcome...;
 - ``deps`` (:class:`~debatecode.protocol.deps.DebateDeps`, frozen): the
   services it calls — the model client, the event bus, the journal, the code
-  workspace (test and probe runners, worktree, hooks), the topology, ordering
+  workspace (tester and prober, worktree, hooks), the topology, ordering
   and budgets, memory, wisdom and the Reflexion loop;
 - ``journal`` (:class:`~debatecode.protocol.journal.Journal`): every turn by a
   key that survives a crash and resume.
@@ -58,7 +58,7 @@ class DebateRun(SessionRun):
 
     @property
     def workspace(self) -> CodeWorkspace:
-        """The code services: test and probe runners, the worktree, hooks."""
+        """The code services: tester and prober, the worktree, hooks."""
         return self.deps.workspace
 
     @property

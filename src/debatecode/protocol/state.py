@@ -1,7 +1,7 @@
 """``DebateState``: what a session has learned so far — candidates, generated tests and typed records.
 
 Phases read and extend it; the engine turns it into the stored outcome and the
-report. It holds no services (the test runners, the worktree and the hooks are
+report. It holds no services (the tester, the prober, the worktree and the hooks are
 in :class:`~debatecode.protocol.deps.DebateDeps`) and no turns (those are in
 the :class:`~debatecode.protocol.journal.Journal`), so a test can build one by
 hand and give it to a phase.

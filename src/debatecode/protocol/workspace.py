@@ -1,4 +1,4 @@
-"""``CodeWorkspace``: the services a code debate judges code with — test runners, the worktree, hooks.
+"""``CodeWorkspace``: the services a code debate judges code with — the tester, the prober, the worktree, hooks.
 
 Every candidate is judged by running it: the task's visible checks, the tests
 agents exchanged in critique (when their author's code is credible) and the
@@ -18,10 +18,10 @@ from typing import Any, Protocol
 
 from debatecode.agents.agent import Agent
 from debatecode.execution.generated import ExchangedTest, GeneratedSuite
-from debatecode.execution.probes import ProbeRunner
+from debatecode.execution.probes import Prober
 from debatecode.execution.results import TestReport
-from debatecode.execution.runner import TestRunner
-from debatecode.hooks import HookRunner
+from debatecode.execution.tester import CandidateTester
+from debatecode.hooks import HookValidator
 from debatecode.protocol.events import AgentStatusChanged, CodeVersionCommitted, EventBus, TestsRun
 from debatecode.protocol.journal import Journal
 from debatecode.protocol.state import Candidate, DebateState
@@ -56,21 +56,21 @@ class VersionWriter(Protocol):
 
 @dataclass(frozen=True)
 class CodeWorkspace:
-    """The code services of one session: the task, its test and probe runners, the worktree, hooks and quality.
+    """The code services of one session: the task, its tester and prober, the worktree, hooks and quality.
 
     It records the turns it evaluates in the session's ``journal`` and
     announces test runs and versions on its ``bus``.
     """
 
     task: Task
-    tests: TestRunner
-    probes: ProbeRunner
+    tests: CandidateTester
+    probes: Prober
     worktree: VersionWriter
     journal: Journal
     bus: EventBus
     quality: QualitySettings | None = None
     """Quality analysis of every committed version; None switches it off."""
-    hooks: HookRunner | None = None
+    hooks: HookValidator | None = None
     """Validations at the hook points (PostProposal, ...); None switches them off."""
     _commit_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 

@@ -38,7 +38,7 @@ from debatecode.sandbox.wire import (
 if TYPE_CHECKING:
     from docker.models.containers import Container
 
-__all__ = ["REAPER_MARGIN_S", "FreshContainerRunner"]
+__all__ = ["REAPER_MARGIN_S", "FreshContainers"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ REAPER_MARGIN_S = 30.0
 """How long past the host's own kill the reaper waits before it removes a container itself."""
 
 
-class FreshContainerRunner:
+class FreshContainers:
     """Runs jobs in fresh containers of ``image``; tracks the ones in flight.
 
     Args:

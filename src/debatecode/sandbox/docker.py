@@ -38,7 +38,7 @@ import docker.errors
 
 from debatecode.errors import SandboxError, SandboxUnavailable
 from debatecode.sandbox._attach import Attacher
-from debatecode.sandbox._docker_cold import REAPER_MARGIN_S, FreshContainerRunner, remove_quietly
+from debatecode.sandbox._docker_cold import REAPER_MARGIN_S, FreshContainers, remove_quietly
 from debatecode.sandbox._docker_spec import LABEL, ContainerShape
 from debatecode.sandbox._docker_warm import WarmContainerFactory
 from debatecode.sandbox._engine import DOCKER_ERRORS, engine_address, engine_unavailable, image_missing
@@ -110,7 +110,7 @@ class DockerSandbox(Sandbox):
             attacher=attacher,
             reaper=self.reaper,
         )
-        self._fresh = FreshContainerRunner(
+        self._fresh = FreshContainers(
             self._get_client,
             self.settings.image,
             owner=self._owner,

@@ -3,7 +3,7 @@
 The two-process checker (``debatecode.sandbox.verdict``) reports each test's
 ``TestOutcome``; every caller of the checker turns its verdict into one
 ``TestCaseResult`` per test: ``run_checks`` (``CheckResult.tests``) and
-``solve``'s test runner (``debatecode.execution.results.TestReport.cases``,
+``solve``'s tester (``debatecode.execution.results.TestReport.cases``,
 stored with each turn, read by the hooks). ``debatecode.execution.results`` re-exports
 both names.
 """

@@ -40,7 +40,8 @@ __all__ = ["FeedSignals", "LiveSession", "ServicesFactory", "SessionManager"]
 logger = logging.getLogger(__name__)
 
 SessionKind = Literal["code", "design"]
-Runner = Callable[[EventBus, "WebHuman"], Coroutine[Any, Any, Any]]
+SessionBody = Callable[[EventBus, "WebHuman"], Coroutine[Any, Any, Any]]
+"""What a started session runs: a coroutine function of its event bus and its web human."""
 ServicesFactory = Callable[["DebateConfig"], "Services"]
 """Builds a code session's services from its config: ``build_services``; tests give one over a dummy sandbox."""
 
@@ -140,7 +141,7 @@ class SessionManager:
 
         return await self._start("design", run, WebHuman(choice_timeout_s=config.checkpoints.timeout_s))
 
-    async def _start(self, kind: SessionKind, runner: Runner, human: WebHuman) -> str:
+    async def _start(self, kind: SessionKind, body: SessionBody, human: WebHuman) -> str:
         self._server_loop = asyncio.get_running_loop()
         started: concurrent.futures.Future[str] = concurrent.futures.Future()
         bus = EventBus()
@@ -160,7 +161,7 @@ class SessionManager:
 
         async def main() -> None:
             holder["loop"] = asyncio.get_running_loop()
-            task = asyncio.ensure_future(runner(bus, human))
+            task = asyncio.ensure_future(body(bus, human))
             holder["task"] = task
             try:
                 await task
@@ -190,7 +191,7 @@ class SessionManager:
 
     def _settle(self, holder: dict[str, Any], exc: BaseException) -> None:
         """A session that failed after it started: keep the error, make sure its row is not left open."""
-        from debatecode.protocol.session_runner import settle_session
+        from debatecode.protocol.session_lifetime import settle_session
 
         live: LiveSession | None = holder.get("live")
         if live is None:

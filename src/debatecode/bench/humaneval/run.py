@@ -215,11 +215,11 @@ async def run_humaneval_async(
             on_result(HumanEvalOutcome.from_record(record))
 
     matches: list[SpendMatch] = []
-    async with _executor(setup.executor, configs, wanted[0], services, workers, setup.ray_address) as runner:
+    async with _executor(setup.executor, configs, wanted[0], services, workers, setup.ray_address) as executor:
         runs = HumanEvalSessions(
-            chosen, configs, runner, setup.out, samples=setup.samples, on_result=report_result, on_stage=on_stage
+            chosen, configs, executor, setup.out, samples=setup.samples, on_result=report_result, on_stage=on_stage
         )
-        logger.info("humaneval: %d session(s) at once (%s executor)", runner.jobs, runner.name)
+        logger.info("humaneval: %d session(s) at once (%s executor)", executor.jobs, executor.name)
         await runs.run_pairs(pairs)
         if setup.vote_n:
             await runs.draw_all(max(setup.vote_n))

@@ -21,7 +21,7 @@ from debatecode.bench.humaneval.samples import check_samples
 from debatecode.config import DebateConfig
 from debatecode.execution.cleaning import clean_solution
 from debatecode.execution.inputs import generated_inputs
-from debatecode.execution.probes import ProbeRunner
+from debatecode.execution.probes import Prober
 from debatecode.execution.ranking import behaviour_of
 from debatecode.llm.client import ModelRouter, batch_sender
 from debatecode.llm.transport import CompletionRequest, RawCompletion, Transport
@@ -213,5 +213,5 @@ async def sample_behaviour(problem: Mapping[str, Any], completion: str, services
     task = problem_task(dict(problem))
     calls = generated_inputs(task, limit=BEHAVIOUR_INPUTS, seed=0)
     code = clean_solution(str(problem["prompt"]) + completion, task.entry_point).code
-    results = await ProbeRunner(services.sandbox, Limits(timeout_s=60), per_call_s=1.0).run(code, calls)
+    results = await Prober(services.sandbox, Limits(timeout_s=60), per_call_s=1.0).run(code, calls)
     return list(behaviour_of(results))

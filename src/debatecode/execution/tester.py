@@ -16,7 +16,7 @@ from debatecode.sandbox.settings import SandboxSettings
 from debatecode.sandbox.verdict import ParsedVerdict, checker_job, parse_verdict
 from debatecode.task import Task
 
-__all__ = ["TestRunner", "job_limits"]
+__all__ = ["CandidateTester", "job_limits"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def job_limits(task: Task, settings: SandboxSettings) -> tuple[Limits, float]:
     return limits, per_test
 
 
-class TestRunner:
+class CandidateTester:
     """Runs candidates of one task in one sandbox."""
 
     __test__ = False
