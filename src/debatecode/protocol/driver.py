@@ -57,7 +57,7 @@ from debatecode.protocol.recorder import StoreRecorder
 from debatecode.protocol.session_lifetime import session_lease, settle_session
 from debatecode.protocol.session_run import SessionRun
 from debatecode.safe_paths import check_name
-from debatecode.store.records import SessionRecord, SessionStatus, TurnRecord
+from debatecode.store.records import SETTLED_STATUSES, SessionRecord, SessionStatus, TurnRecord, utcnow
 from debatecode.store.repository import SessionStore
 
 __all__ = [
@@ -332,17 +332,27 @@ class SessionDriver(abc.ABC, Generic[RunT]):
         fields: dict[str, Any],
         *,
         noun: str = "session",
-    ) -> None:
-        """Emit ``SessionFinished``; ``noun`` names the session in the log line when the store cannot record it.
+    ) -> SessionRecord:
+        """Emit ``SessionFinished`` and return the finished session, as the store recorder writes it.
+
+        The record is built here, timestamps included, rather than read back from the store. ``noun`` names
+        the session in the log line when the store cannot record it.
 
         Raises:
             StoreError: the store recorder could not write the end of the session (logged first).
         """
+        now = utcnow()
+        fields = {**fields, "updated_at": now}
+        if status in SETTLED_STATUSES:
+            fields.setdefault("completed_at", now)
         try:
             self.bus.emit(SessionFinished(run.session_id, status, outcome, error, fields))
         except StoreError:
             logger.exception("could not record the end of %s %s", noun, run.session_id)
             raise
+        return SessionRecord.model_validate(
+            run.session.model_dump() | fields | {"status": status, "outcome": outcome, "error": error}
+        )
 
     # -- driving -----------------------------------------------------------
 

@@ -382,12 +382,11 @@ class DebateEngine(SessionDriver[DebateRun]):
         }
         final = session.model_copy(update={**fields, "status": status, "outcome": outcome, "error": error})
         solution_path, report_path = await asyncio.to_thread(write_outputs, run, final, winner)
-        self._emit_finished(run, status, outcome, error, fields)
+        final = self._emit_finished(run, status, outcome, error, fields)
         try:
             await asyncio.to_thread(run.workspace.worktree.close, self.config.vcs.removes_worktree(status))
         except VersionControlError as exc:
             logger.warning("could not clean up the worktree of session %s: %s", session.id, exc)
-        final = self.store.get_session(session.id)
         return DebateResult(
             session=final,
             status=status,

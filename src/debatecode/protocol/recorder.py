@@ -19,7 +19,7 @@ from debatecode.protocol.events import (
     TurnCompleted,
     event_data,
 )
-from debatecode.store.records import EventRecord, utcnow
+from debatecode.store.records import SETTLED_STATUSES, EventRecord, utcnow
 
 if TYPE_CHECKING:
     from debatecode.store.repository import SessionStore
@@ -49,7 +49,7 @@ class StoreRecorder:
         elif isinstance(event, SessionFinished):
             fields = dict(event.fields)
             fields.update(status=event.status, outcome=event.outcome, error=event.error)
-            if event.status in ("completed", "failed", "budget_exceeded", "cancelled"):
+            if event.status in SETTLED_STATUSES:
                 fields.setdefault("completed_at", utcnow())
             self.store.update_session(event.session_id, event=record, **fields)
         else:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SETTLED_STATUSES",
     "CodeVersionRecord",
     "EventRecord",
     "GateRecord",
@@ -32,6 +33,8 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 SessionStatus = Literal["pending", "running", "completed", "failed", "budget_exceeded", "cancelled", "paused"]
+SETTLED_STATUSES: frozenset[str] = frozenset({"completed", "failed", "budget_exceeded", "cancelled"})
+"""The statuses a session ends in (it gets a ``completed_at``); ``paused`` can go on."""
 """``paused``: stopped at a checkpoint nobody answered in time; ``--resume`` continues it."""
 SessionKind = Literal["code", "design"]
 TurnStatus = Literal["ok", "no_code", "error", "rejected"]

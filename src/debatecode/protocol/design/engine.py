@@ -290,8 +290,7 @@ class DesignEngine(SessionDriver[DesignRun]):
                     "error": error,
                 },
             )
-        self._emit_finished(run, status, outcome, error, fields, noun="design debate")
-        final = self.store.get_session(run.session_id)
+        final = self._emit_finished(run, status, outcome, error, fields, noun="design debate")
         return DesignResult(
             session=final,
             status=status,
