@@ -31,6 +31,10 @@ commit() {
   cat "$RUNS/v2-commit"
 }
 
+running() {  # the run's process group still has a member
+  [[ -s $RUNS/v2.pid ]] && pgrep -g "$(cat "$RUNS/v2.pid")" >/dev/null
+}
+
 case ${1:-status} in
 start)
   C=$(commit "${2:-}")
@@ -45,11 +49,12 @@ start)
       [[ -e $DIR/$OUT/$f ]] || { mkdir -p "$(dirname "$DIR/$OUT/$f")"; cp "$SAVED/$f" "$DIR/$OUT/$f"; }
     done
   fi
-  if pgrep -f "v2-$C/src" >/dev/null; then echo "already running"; exit 0; fi
+  if running; then echo "already running (process group $(cat "$RUNS/v2.pid"))"; exit 0; fi
   cat >"$RUNS/v2-run.sh" <<SCRIPT
 #!/usr/bin/env bash
 set -uo pipefail
 cd "$DIR"
+echo \$\$ >"$RUNS/v2.pid"
 export PYTHONPATH="$DIR/src" LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1
 echo "start \$(date +%s) \$(date -u +%FT%TZ)" >>"$RUNS/v2-wall.log"
 trap 'echo "stop \$(date +%s) \$(date -u +%FT%TZ)" >>"$RUNS/v2-wall.log"' EXIT
@@ -63,10 +68,15 @@ SCRIPT
   echo "started v2 from $C in $DIR (log: $RUNS/v2.log)"
   ;;
 stop)
-  C=$(commit)
-  pkill -TERM -f "v2-$C/src" || true
-  pkill -TERM -f "$RUNS/v2-run.sh" || true
-  echo "stopped"
+  # The run is a process group of its own (setsid): the wrapper, the bench's Python and its workers all get SIGTERM,
+  # the wrapper's EXIT trap writes the stop line.
+  if running; then
+    kill -TERM -- "-$(cat "$RUNS/v2.pid")"
+    for _ in $(seq 60); do running || break; sleep 1; done
+    echo "stopped"
+  else
+    echo "not running"
+  fi
   ;;
 status)
   C=$(commit)
@@ -74,7 +84,8 @@ status)
   for s in single vote reflexion debate; do
     printf '%-10s %s rows\n' "$s" "$(grep -c "\"strategy\": \"$s\"" "$DIR/results.jsonl" 2>/dev/null || true)"
   done
-  printf 'vote samples: %s\n' "$(wc -l <"$DIR/vote-samples.jsonl" 2>/dev/null || echo 0)"
+  printf 'vote samples: %s\n' "$( (cat "$DIR/vote-samples.jsonl" 2>/dev/null || true) | wc -l)"
+  if running; then echo "running (process group $(cat "$RUNS/v2.pid"))"; else echo "not running"; fi
   awk '$1=="start"{s=$2} $1=="stop"&&s{t+=$2-s; s=0} END{if(s) t+=systime()-s; printf "computed: %.2f h\n", t/3600}' "$RUNS/v2-wall.log" 2>/dev/null || true
   tail -n 3 "$RUNS/v2.log" 2>/dev/null || true
   ;;
