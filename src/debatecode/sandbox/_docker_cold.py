@@ -22,7 +22,7 @@ import requests.exceptions
 
 from debatecode.errors import SandboxError
 from debatecode.sandbox._docker_spec import DEFAULT_MAX_HOST_SHARE, ContainerShape, container_spec, job_expiry
-from debatecode.sandbox._engine import DOCKER_ERRORS, engine_unavailable, image_missing
+from debatecode.sandbox._engine import DOCKER_ERRORS, create_container
 from debatecode.sandbox._hygiene import ContainerReaper
 from debatecode.sandbox.base import ExecJob, ExecResult
 from debatecode.sandbox.wire import (
@@ -104,15 +104,7 @@ class FreshContainers:
         except ValueError as exc:
             raise SandboxError(str(exc), backend=BACKEND) from exc
         spec = self.spec(job, environment)
-        client = self._client()
-        try:
-            container = client.containers.create(**spec)
-        except docker.errors.ImageNotFound as exc:
-            raise image_missing(self._image) from exc
-        except requests.exceptions.ConnectionError as exc:
-            raise engine_unavailable(exc) from exc
-        except DOCKER_ERRORS as exc:
-            raise SandboxError(f"cannot create the job container: {exc}", backend=BACKEND) from exc
+        container = create_container(self._client(), spec, self._image, "the job container")
         self.active[job_id] = container
         self._reaper.watch(str(container.id), job.limits.timeout_s + self._host_grace_s + REAPER_MARGIN_S)
         logger.debug("created container %s for job %s", container.id, job_id)

@@ -15,12 +15,11 @@ from collections.abc import Callable, Mapping
 
 import docker
 import docker.errors
-import requests.exceptions
 
 from debatecode.errors import SandboxError, SandboxUnavailable
 from debatecode.sandbox._attach import Attacher, AttachError, AttachUnsupported, engine_attacher
 from debatecode.sandbox._docker_spec import ContainerShape, container_spec
-from debatecode.sandbox._engine import DOCKER_ERRORS, engine_address, engine_unavailable, image_missing
+from debatecode.sandbox._engine import DOCKER_ERRORS, create_container, engine_address
 from debatecode.sandbox._hygiene import ContainerReaper
 from debatecode.sandbox._pool import ContainerLost, WarmContainer
 from debatecode.sandbox.wire import server_source
@@ -146,15 +145,7 @@ class WarmContainerFactory:
         return self._attacher
 
     def _create(self, spec: dict[str, object]) -> str:
-        try:
-            container = self._client().containers.create(**spec)
-        except docker.errors.ImageNotFound as exc:
-            raise image_missing(self._image) from exc
-        except requests.exceptions.ConnectionError as exc:
-            raise engine_unavailable(exc) from exc
-        except DOCKER_ERRORS as exc:
-            raise SandboxError(f"cannot create a warm container: {exc}", backend=BACKEND) from exc
-        return str(container.id)
+        return str(create_container(self._client(), spec, self._image, "a warm container").id)
 
     def _start(self, container_id: str) -> None:
         try:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import docker.errors
 import requests.exceptions
 
-from debatecode.errors import SandboxUnavailable
+from debatecode.errors import SandboxError, SandboxUnavailable
 
-__all__ = ["DOCKER_ERRORS", "engine_address", "engine_unavailable", "image_missing"]
+if TYPE_CHECKING:
+    from docker.models.containers import Container
+
+__all__ = ["DOCKER_ERRORS", "create_container", "engine_address", "engine_unavailable", "image_missing"]
 
 DOCKER_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
 """Everything the Docker SDK raises; never let these leave the sandbox package."""
@@ -37,3 +42,20 @@ def image_missing(image: str) -> SandboxUnavailable:
         "Build it offline with `debatecode sandbox build`, or run with `--sandbox local`.",
         backend="docker",
     )
+
+
+def create_container(client: docker.DockerClient, spec: Mapping[str, Any], image: str, what: str) -> Container:
+    """Create (not start) ``what`` (e.g. "the job container") from ``spec``, the engine's failures as our errors.
+
+    Raises:
+        SandboxUnavailable: the engine does not answer, or ``image`` is missing.
+        SandboxError: the engine refused the container.
+    """
+    try:
+        return client.containers.create(**spec)
+    except docker.errors.ImageNotFound as exc:
+        raise image_missing(image) from exc
+    except requests.exceptions.ConnectionError as exc:
+        raise engine_unavailable(exc) from exc
+    except DOCKER_ERRORS as exc:
+        raise SandboxError(f"cannot create {what}: {exc}", backend="docker") from exc
