@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from debatecode.execution._edge_inputs import edge_arguments
 from debatecode.execution._input_shapes import Slot, shape_of
-from debatecode.execution.probes import parse_calls
+from debatecode.execution.probes import is_literal_call, parse_calls
 from debatecode.task import Task
 
 __all__ = [
@@ -205,23 +205,7 @@ def _arguments(call: str) -> tuple[list[Any], dict[str, Any]]:
 
 def _acceptable(call: str) -> bool:
     """Short enough, and a call whose arguments are all literals (``parse_calls``' own rule)."""
-    if not call or len(call) > _MAX_CALL_CHARS:
-        return False
-    try:
-        node = ast.parse(call, mode="eval").body
-    except SyntaxError:
-        return False
-    return isinstance(node, ast.Call) and all(
-        _round_trips_node(arg) for arg in [*node.args, *(k.value for k in node.keywords)]
-    )
-
-
-def _round_trips_node(node: ast.expr) -> bool:
-    try:
-        ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    return True
+    return bool(call) and len(call) <= _MAX_CALL_CHARS and is_literal_call(call)
 
 
 def _round_trips(value: Any) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from debatecode.sandbox.base import Limits, Sandbox
 from debatecode.sandbox.verdict import checker_job, parse_verdict
 
-__all__ = ["ProbeResult", "Prober", "parse_calls"]
+__all__ = ["ProbeResult", "Prober", "is_literal_call", "parse_calls"]
 
 
 @dataclass(frozen=True)
@@ -41,15 +41,7 @@ def parse_calls(text: str, entry_point: str, limit: int) -> list[str]:
         if start < 0:
             continue
         candidate = _balanced_call(line[start:])
-        if candidate is None or candidate in calls:
-            continue
-        try:
-            node = ast.parse(candidate, mode="eval").body
-        except SyntaxError:
-            continue
-        if not isinstance(node, ast.Call) or not all(
-            _literal(arg) for arg in [*node.args, *(k.value for k in node.keywords)]
-        ):
+        if candidate is None or candidate in calls or not is_literal_call(candidate):
             continue
         calls.append(candidate)
         if len(calls) >= limit:
@@ -67,6 +59,15 @@ def _balanced_call(text: str) -> str | None:
             if depth == 0:
                 return text[: index + 1]
     return None
+
+
+def is_literal_call(text: str) -> bool:
+    """``text`` parses as one call whose arguments (keywords too) ``ast.literal_eval`` reads."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.Call) and all(_literal(arg) for arg in [*node.args, *(k.value for k in node.keywords)])
 
 
 def _literal(node: ast.expr) -> bool:
