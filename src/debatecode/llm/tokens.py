@@ -63,16 +63,8 @@ def count_tokens(model: str, messages_or_text: str | Sequence[Mapping[str, Any]]
     tokenize for (unknown to litellm, or a ``local/`` model whose weights or llama-cpp-python are
     missing, whose call will fail anyway) is counted with ``estimate_tokens``.
     """
-    kind = _kind(model)
-    if kind == "local":
-        counted = _local_count(count_local_tokens, model, messages_or_text)
-        if counted is not None:
-            return counted
-    elif kind == "litellm":
-        counted = _litellm_count(model, messages_or_text)
-        if counted is not None:
-            return counted
-    return estimate_tokens(_joined(messages_or_text))
+    counted = _tokenizer_count(model, messages_or_text, count_local_tokens)
+    return counted if counted is not None else estimate_tokens(_joined(messages_or_text))
 
 
 def context_window(model: str) -> int | None:
@@ -176,16 +168,23 @@ def _kind(model: str) -> _Kind:
 
 def _text_tokens(model: str, text: str) -> int:
     """The tokens of ``text`` alone, as a piece of a prompt (no template, no BOS)."""
+    counted = _tokenizer_count(model, text, count_local_text_tokens)
+    return counted if counted is not None else estimate_tokens(text)
+
+
+def _tokenizer_count(
+    model: str, prompt: str | Sequence[Mapping[str, Any]], local_count: Callable[[str, Any], int]
+) -> int | None:
+    """``prompt``'s tokens by ``model``'s own tokenizer; None when it has none or it fails (the caller estimates).
+
+    ``local_count`` counts for a ``local/`` model; litellm counts for the models it knows.
+    """
     kind = _kind(model)
     if kind == "local":
-        counted = _local_count(count_local_text_tokens, model, text)
-        if counted is not None:
-            return counted
-    elif kind == "litellm":
-        counted = _litellm_count(model, text)
-        if counted is not None:
-            return counted
-    return estimate_tokens(text)
+        return _local_count(local_count, model, prompt)
+    if kind == "litellm":
+        return _litellm_count(model, prompt)
+    return None
 
 
 def _joined(messages_or_text: str | Sequence[Mapping[str, Any]]) -> str:
