@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,6 +33,7 @@ __all__ = [
     "instances_from_records",
     "load_instances",
     "read_records",
+    "record_error",
     "select_instances",
 ]
 
@@ -125,6 +126,20 @@ def read_records(path: Path, *, what: str) -> Iterator[tuple[dict[str, Any], int
         yield record, None, index
 
 
+FieldError = Callable[[str, str], SWEBenchInputError]
+"""``(field, message)`` -> the error for that field of one record, placed at its line (or item) and instance."""
+
+
+def record_error(source: Path | str, record: dict[str, Any], line: int | None, item: int | None) -> FieldError:
+    """The ``FieldError`` of one record as ``read_records`` yields it (``source`` names the file or dataset)."""
+    identifier = record.get("instance_id") if isinstance(record.get("instance_id"), str) else None
+
+    def error(field: str, message: str) -> SWEBenchInputError:
+        return SWEBenchInputError(source, message, line=line, item=item, field=field, instance_id=identifier)
+
+    return error
+
+
 def _test_list(value: object) -> list[str] | None:
     if isinstance(value, str):
         try:
@@ -136,49 +151,49 @@ def _test_list(value: object) -> list[str] | None:
     return None
 
 
-def _instance(record: dict[str, Any], fail: Callable[[str, str], NoReturn]) -> SWEBenchInstance:
+def _instance(record: dict[str, Any], error: FieldError) -> SWEBenchInstance:
     missing = [name for name in REQUIRED_FIELDS if name not in record]
     if missing:
-        fail(missing[0], "missing" + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""))
+        raise error(missing[0], "missing" + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""))
     values: dict[str, Any] = {}
     for name in ("instance_id", "repo", "base_commit", "problem_statement", "patch", "test_patch"):
         value = record[name]
         if not isinstance(value, str):
-            fail(name, f"expected a string, got {type(value).__name__}")
+            raise error(name, f"expected a string, got {type(value).__name__}")
         values[name] = value
     for name in ("instance_id", "problem_statement"):
         if not values[name].strip():
-            fail(name, "must not be empty")
+            raise error(name, "must not be empty")
     try:  # it names the instance's folders: ``../x`` or ``/tmp/x`` would write outside --out
         check_name(values["instance_id"], "instance_id")
     except UnsafeName as exc:
-        fail("instance_id", exc.reason)
+        raise error("instance_id", exc.reason) from exc
     if not _REPO.match(values["repo"]):
-        fail("repo", f"expected 'owner/name', got {values['repo']!r}")
+        raise error("repo", f"expected 'owner/name', got {values['repo']!r}")
     for name in ("base_commit", "environment_setup_commit"):
         value = record[name]
         if not isinstance(value, str) or not _COMMIT.match(value):
-            fail(name, f"expected a git commit hash (7 to 64 lower-case hex digits), got {value!r}")
+            raise error(name, f"expected a git commit hash (7 to 64 lower-case hex digits), got {value!r}")
         values[name] = value
     version = record["version"]
     if isinstance(version, bool) or not isinstance(version, str | int | float):
-        fail("version", f"expected a string, got {type(version).__name__}")
+        raise error("version", f"expected a string, got {type(version).__name__}")
     values["version"] = str(version)
     for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
         tests = _test_list(record[name])
         if tests is None:
-            fail(name, "expected a list of test ids, or a JSON string of one (as SWE-bench ships it)")
+            raise error(name, "expected a list of test ids, or a JSON string of one (as SWE-bench ships it)")
         values[name] = tests
     if not values["FAIL_TO_PASS"]:
-        fail("FAIL_TO_PASS", "is empty: an instance needs at least one test that the fix makes pass")
+        raise error("FAIL_TO_PASS", "is empty: an instance needs at least one test that the fix makes pass")
     for name in ("hints_text", "log_parser", "eval_type"):
         value = record.get(name)
         if value is not None and not isinstance(value, str):
-            fail(name, f"expected a string, got {type(value).__name__}")
+            raise error(name, f"expected a string, got {type(value).__name__}")
         if value:
             values[name] = value
     if values.get("eval_type") not in (None, *_EVAL_TYPES):
-        fail("eval_type", f"expected one of {', '.join(_EVAL_TYPES)}, got {values['eval_type']!r}")
+        raise error("eval_type", f"expected one of {', '.join(_EVAL_TYPES)}, got {values['eval_type']!r}")
     return SWEBenchInstance(**values)
 
 
@@ -210,21 +225,10 @@ def instances_from_records(
     instances: list[SWEBenchInstance] = []
     seen: set[str] = set()
     for record, line, item in records:
-        identifier = record.get("instance_id") if isinstance(record.get("instance_id"), str) else None
-
-        def fail(
-            field: str,
-            message: str,
-            *,
-            _line: int | None = line,
-            _item: int | None = item,
-            _id: str | None = identifier,
-        ) -> NoReturn:
-            raise SWEBenchInputError(source, message, line=_line, item=_item, field=field, instance_id=_id)
-
-        instance = _instance(record, fail)
+        error = record_error(source, record, line, item)
+        instance = _instance(record, error)
         if instance.instance_id in seen:
-            fail("instance_id", "repeats an earlier instance id")
+            raise error("instance_id", "repeats an earlier instance id")
         seen.add(instance.instance_id)
         instances.append(instance)
     if not instances:

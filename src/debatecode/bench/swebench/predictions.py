@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from debatecode.bench.swebench.dataset import SWEBenchInstance, read_records
+from debatecode.bench.swebench.dataset import SWEBenchInstance, read_records, record_error
 from debatecode.bench.swebench.errors import SWEBenchInputError
 from debatecode.safe_paths import UnsafeName, check_model_name, check_name
 
@@ -79,18 +79,7 @@ def _from_file(path: Path) -> list[Prediction]:
     predictions: list[Prediction] = []
     seen: set[tuple[str, str]] = set()
     for record, line, item in read_records(path, what="predictions"):
-        identifier = record.get("instance_id") if isinstance(record.get("instance_id"), str) else None
-
-        def fail(
-            field: str,
-            message: str,
-            *,
-            _line: int | None = line,
-            _item: int | None = item,
-            _id: str | None = identifier,
-        ) -> SWEBenchInputError:
-            return SWEBenchInputError(path, message, line=_line, item=_item, field=field, instance_id=_id)
-
+        fail = record_error(path, record, line, item)
         for name in ("instance_id", "model_name_or_path"):
             value = record.get(name)
             if not isinstance(value, str) or not value.strip():
