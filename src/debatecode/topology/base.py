@@ -20,7 +20,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable
 
-__all__ = ["Topology", "check_agents"]
+__all__ = ["AgentLine", "Topology", "check_agents"]
 
 
 def check_agents(agents: Iterable[str]) -> list[str]:
@@ -107,3 +107,32 @@ class Topology(abc.ABC):
         self._require(agent)
         if len(self.agents) == 1:
             raise ValueError(f"cannot remove {agent!r}: it is the last agent of the {self.name} topology")
+
+
+class AgentLine(Topology):
+    """A topology whose whole state is its agents in order (mesh, chain): the links follow from the order.
+
+    Raises:
+        ValueError: from the constructor, when the agent ids are empty or repeated.
+    """
+
+    def __init__(self, agents: Iterable[str]) -> None:
+        self._agents = check_agents(agents)
+
+    @property
+    def agents(self) -> list[str]:
+        return list(self._agents)
+
+    def broadcast_order(self) -> list[str]:
+        """The agents in order."""
+        return list(self._agents)
+
+    def remove(self, agent: str) -> None:
+        """Drop the agent; the links of those left follow from their order.
+
+        Raises:
+            KeyError: ``agent`` is not in the topology.
+            ValueError: ``agent`` is the last one left.
+        """
+        self._check_removable(agent)
+        self._agents.remove(agent)

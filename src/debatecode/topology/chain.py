@@ -2,32 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from debatecode.topology.base import Topology, check_agents
+from debatecode.topology.base import AgentLine
 
 __all__ = ["ChainTopology"]
 
 
-class ChainTopology(Topology):
+class ChainTopology(AgentLine):
     """Agents in a line; each one receives (and critiques) its predecessor's work.
 
     The head of the chain has no predecessor: it starts the pipeline and
     critiques nobody. Routes follow the links in either direction (feedback
-    travels back the way the work came), one hop at a time.
+    travels back the way the work came), one hop at a time. Removing an agent links its
+    predecessor and successor.
 
     Raises:
         ValueError: from the constructor, when the agent ids are empty or repeated.
     """
 
     name = "chain"
-
-    def __init__(self, agents: Iterable[str]) -> None:
-        self._agents = check_agents(agents)
-
-    @property
-    def agents(self) -> list[str]:
-        return list(self._agents)
 
     def neighbours(self, agent: str) -> list[str]:
         """``[predecessor]``, or ``[]`` for the head.
@@ -51,20 +43,6 @@ class ChainTopology(Topology):
             return self._agents[start : end + 1]
         return self._agents[end : start + 1][::-1]
 
-    def broadcast_order(self) -> list[str]:
-        """Down the chain from the head."""
-        return list(self._agents)
-
     def parallel_groups(self) -> list[list[str]]:
         """One group holding the whole chain: each agent waits for its predecessor."""
         return [list(self._agents)]
-
-    def remove(self, agent: str) -> None:
-        """Drop the agent; its predecessor and successor become linked.
-
-        Raises:
-            KeyError: ``agent`` is not in the topology.
-            ValueError: ``agent`` is the last one left.
-        """
-        self._check_removable(agent)
-        self._agents.remove(agent)
