@@ -1,20 +1,22 @@
 """``EmbeddedTable``: a store table of records with vectors, mirrored in a ``VectorIndex``.
 
 The part ``EpisodicMemory`` and ``WisdomStore`` share: opening the session store
-(which migrates it), transactions, vectors as bytes, and keeping the in-memory
-index in step with the table, recomputing vectors another embedder made.
+(which migrates it), transactions, vectors as bytes, deleting and exporting records,
+and keeping the in-memory index in step with the table, recomputing vectors another
+embedder made.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 import numpy as np
-from sqlalchemy import func, select, update
+from pydantic import BaseModel
+from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from debatecode.errors import RecordNotFound, StoreError
@@ -114,6 +116,42 @@ class EmbeddedTable(Generic[RowT]):
         """
         with self._transaction(f"look up {self.kind} {record_id}", write=False) as db:
             return db.get(self.row_type, record_id) is not None
+
+    # -- for the subclasses ---------------------------------------------------------------
+
+    def _clear(self, *conditions: ColumnElement[bool]) -> int:
+        """Delete the records that meet every condition (all of them without one), from the table and the index.
+
+        Raises:
+            StoreError: the write failed.
+        """
+        table = self.row_type
+        with self._lock:
+            with self._transaction(f"clear {self.kind}s", write=True) as db:
+                ids = list(db.scalars(select(table.id).where(*conditions)))
+                self._delete_rows(db, ids)
+            self._index.remove(ids)
+            self._dropped(ids)
+            self._signature = None
+        return len(ids)
+
+    def _delete_rows(self, db: Session, ids: Sequence[str]) -> None:
+        """Delete the rows with these ids in ``db``'s transaction, a chunk of ids per statement."""
+        table = self.row_type
+        for chunk in chunks(ids):
+            db.execute(delete(table).where(table.id.in_(chunk)))
+
+    def _export(self, from_row: Callable[[RowT], BaseModel]) -> list[dict[str, Any]]:
+        """Every record (``from_row`` of its row) as a JSON-ready dict, oldest first (vectors left out).
+
+        Raises:
+            StoreError: the read failed.
+        """
+        table = self.row_type
+        order: InstrumentedAttribute[Any] = getattr(table, self.order_column)
+        with self._transaction(f"export {self.kind}s", write=False) as db:
+            rows = db.scalars(select(table).order_by(order, table.id))
+            return [from_row(row).model_dump(mode="json") for row in rows]
 
     # -- internals --------------------------------------------------------------------
 

@@ -21,9 +21,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 
-from debatecode.memory._table import EmbeddedTable, chunks, vector_bytes
+from debatecode.memory._table import EmbeddedTable, vector_bytes
 from debatecode.memory.embeddings import Embedder
 from debatecode.memory.episodes import Episode, embedding_text
 from debatecode.memory.settings import MemorySettings
@@ -92,8 +92,7 @@ class EpisodicMemory(EmbeddedTable[EpisodeRow]):
                 if stored > self.settings.max_episodes:
                     oldest = select(EpisodeRow.id).order_by(EpisodeRow.seq, EpisodeRow.created_at, EpisodeRow.id)
                     evicted = list(db.scalars(oldest.limit(stored - self.settings.max_episodes)))
-                    for chunk in chunks(evicted):
-                        db.execute(delete(EpisodeRow).where(EpisodeRow.id.in_(chunk)))
+                    self._delete_rows(db, evicted)
             self._index.add([episode.id], vector.reshape(1, -1))
             self._owners[episode.id] = (episode.agent_id, episode.session_id)
             if evicted:
@@ -178,18 +177,7 @@ class EpisodicMemory(EmbeddedTable[EpisodeRow]):
         Raises:
             StoreError: the write failed.
         """
-        with self._lock:
-            with self._transaction("clear episodes", write=True) as db:
-                query = select(EpisodeRow.id)
-                if session_id is not None:
-                    query = query.where(EpisodeRow.session_id == session_id)
-                ids = list(db.scalars(query))
-                for chunk in chunks(ids):
-                    db.execute(delete(EpisodeRow).where(EpisodeRow.id.in_(chunk)))
-            self._index.remove(ids)
-            self._dropped(ids)
-            self._signature = None
-        return len(ids)
+        return self._clear() if session_id is None else self._clear(EpisodeRow.session_id == session_id)
 
     def export(self) -> list[dict[str, Any]]:
         """Every episode as a JSON-ready dict, oldest first (vectors left out).
@@ -197,9 +185,7 @@ class EpisodicMemory(EmbeddedTable[EpisodeRow]):
         Raises:
             StoreError: the read failed.
         """
-        with self._transaction("export episodes", write=False) as db:
-            rows = db.scalars(select(EpisodeRow).order_by(EpisodeRow.seq, EpisodeRow.id))
-            return [episode_from_row(row).model_dump(mode="json") for row in rows]
+        return self._export(episode_from_row)
 
     # -- hooks ----------------------------------------------------------------------------
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 
 from debatecode.errors import StoreError
-from debatecode.memory._table import EmbeddedTable, chunks, vector_bytes
+from debatecode.memory._table import EmbeddedTable, vector_bytes
 from debatecode.memory.embeddings import Embedder
 from debatecode.memory.episodes import Lesson
 from debatecode.memory.settings import MemorySettings
@@ -158,14 +158,7 @@ class WisdomStore(EmbeddedTable[LessonRow]):
         Raises:
             StoreError: the write failed.
         """
-        with self._lock:
-            with self._transaction("clear lessons", write=True) as db:
-                ids = list(db.scalars(select(LessonRow.id)))
-                for chunk in chunks(ids):
-                    db.execute(delete(LessonRow).where(LessonRow.id.in_(chunk)))
-            self._index.remove(ids)
-            self._signature = None
-        return len(ids)
+        return self._clear()
 
     def export(self) -> list[dict[str, Any]]:
         """Every lesson as a JSON-ready dict, oldest first (vectors left out).
@@ -173,9 +166,7 @@ class WisdomStore(EmbeddedTable[LessonRow]):
         Raises:
             StoreError: the read failed.
         """
-        with self._transaction("export lessons", write=False) as db:
-            rows = db.scalars(select(LessonRow).order_by(LessonRow.created_at, LessonRow.id))
-            return [lesson_from_row(row).model_dump(mode="json") for row in rows]
+        return self._export(lesson_from_row)
 
     def _merge(self, lesson_id: str, sources: list[str], task_hash: str) -> Lesson | None:
         with self._transaction(f"merge into lesson {lesson_id}", write=True) as db:
