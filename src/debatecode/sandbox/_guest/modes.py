@@ -12,11 +12,6 @@ import os
 import sys
 import time
 
-try:  # the C module: ``signal`` itself would import enum, several ms per job
-    import _signal as signals
-except ImportError:  # pragma: no cover - not CPython
-    import signal as signals
-
 # Annotations only: ``typing`` is never imported when the checker runs (mypy treats this name as true).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # when composed, the parts joined before this one define these names
@@ -25,6 +20,7 @@ if TYPE_CHECKING:  # when composed, the parts joined before this one define thes
 
     import pytest
 
+    from debatecode.sandbox._guest.candidate import signals
     from debatecode.sandbox._guest.codec import MESSAGE_CAP, SOLUTION_MODULE, TestTimeout
     from debatecode.sandbox._guest.remote import Remote
     from debatecode.sandbox._guest.session import (

@@ -12,17 +12,13 @@ import builtins
 import os
 import sys
 
-try:  # the C module: ``signal`` itself would import enum, several ms per job
-    import _signal as signals
-except ImportError:  # pragma: no cover - not CPython
-    import signal as signals
-
 # Annotations only: ``typing`` is never imported when the checker runs (mypy treats this name as true).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # when composed, the parts joined before this one define these names
     from collections.abc import Callable
     from typing import Any, NoReturn
 
+    from debatecode.sandbox._guest.candidate import signals
     from debatecode.sandbox._guest.codec import MESSAGE_CAP, SOLUTION_MODULE, Import, TestTimeout, json_dumps
     from debatecode.sandbox._guest.remote import Checker, Remote, accept_calls
 
