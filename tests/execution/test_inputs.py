@@ -211,3 +211,24 @@ def test_signature_parameters_from_a_header_or_a_code_prompt() -> None:
     assert calls[0] == "count_vowels(['tree'])", "a doctest in the prompt is a visible call"
     assert "count_vowels([])" in calls
     assert signature_parameters(_task("ghost")) == []
+
+
+def test_a_tasks_inputs_are_drawn_once_per_process_and_each_caller_gets_its_own_list(monkeypatch: Any) -> None:
+    import debatecode.execution._input_strategies as strategies
+
+    draws: list[int] = []
+    real = strategies.draw_arguments
+
+    def counted(*args: Any, **kwargs: Any) -> list[tuple[Any, ...]]:
+        draws.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(strategies, "draw_arguments", counted)
+    task = _task("cached_once", "def cached_once(xs: list[int], k: int) -> int:")
+    first = generated_inputs(task, limit=10, seed=3)
+    first.append("mutated by the caller")
+    again = generated_inputs(task.model_copy(), limit=10, seed=3)
+    assert len(draws) == 1 and "mutated by the caller" not in again and again == first[:-1]
+    # Another description is another task: its inputs are drawn anew.
+    generated_inputs(task.model_copy(update={"description": "Compute it, for empty lists too."}), limit=10, seed=3)
+    assert len(draws) == 2

@@ -18,10 +18,11 @@ Everything here is a pure function of the task: no sandbox, no model.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from debatecode.execution._edge_inputs import edge_arguments
@@ -61,9 +62,42 @@ def generated_inputs(task: Task, *, limit: int = 24, seed: int = 0) -> list[str]
     The same task, limit and seed give the same list (with the same hypothesis version).
     Each call parses with ``ast.parse(mode="eval")``, and each argument's ``repr`` reads back
     with ``ast.literal_eval``. Empty when the task gives neither a header nor a call to go by.
+
+    The list is a pure function of the task's text, so it is computed once per process for each
+    task, limit and seed (hypothesis' draws cost tens of milliseconds): a resumed session, a server
+    running the same task again and a benchmark's strategies on one problem share it.
     """
     if limit <= 0:
         return []
+    return list(_inputs_of(_InputsKey(_task_text(task), limit, seed, task)))
+
+
+@dataclass(frozen=True)
+class _InputsKey:
+    """What ``generated_inputs`` reads of a task, as the cache's key; ``task`` rides along uncompared."""
+
+    text: tuple[str | None, ...]
+    limit: int
+    seed: int
+    task: Task = field(compare=False, hash=False)
+
+
+def _task_text(task: Task) -> tuple[str | None, ...]:
+    """Every field of ``task`` the inputs are made from."""
+    return (
+        task.entry_point,
+        task.signature,
+        task.code_prompt,
+        task.description,
+        *(example.source for example in task.examples),
+        "\0",
+        *(block.code for block in task.tests),
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _inputs_of(key: _InputsKey) -> tuple[str, ...]:
+    task, limit, seed = key.task, key.limit, key.seed
     seeds = list(dict.fromkeys(_canonical(call) for call in visible_calls(task, limit=max(limit, 8))))
     nudged = list(_round_robin([list(call_variants(call))[1:] for call in seeds]))
     slots = _slots(task, seeds)
@@ -75,7 +109,7 @@ def generated_inputs(task: Task, *, limit: int = 24, seed: int = 0) -> list[str]
         drawn = _drawn_calls(task.entry_point, slots, count=limit, seed=seed)
         edges = [_call(task.entry_point, slots, args) for args in edge_arguments(_text(task), slots)]
     sources = [seeds, nudged, drawn, edges]
-    return list(_round_robin([[c for c in source if _acceptable(c)] for source in sources], limit=limit))
+    return tuple(_round_robin([[c for c in source if _acceptable(c)] for source in sources], limit=limit))
 
 
 def visible_calls(task: Task, limit: int) -> list[str]:
