@@ -7,6 +7,8 @@ script asks what each way of *choosing* among the first N of them would have sco
 - ``examples``: today's visible tests (every example form ``debatecode.examples`` reads), earliest on ties;
 - ``ranking``: the shared ranking (``execution/ranking.py``): today's visible tests, then
   agreement on generated inputs (``execution/inputs.py``) within the tier, then the earliest;
+- ``ranking, old parser``: the shared ranking over the tests the old bridge made (``>>>`` doctests
+  with an output line only, as the recorded run counted them): the parser's part of the ablation;
 - ``behaviour only``: agreement on generated inputs alone, without the visible tests;
 - ``oracle``: some sample passes (the best any choice among them can do).
 
@@ -47,7 +49,7 @@ from debatecode.sandbox import create_sandbox
 from debatecode.sandbox.base import Limits, Sandbox
 from debatecode.sandbox.settings import SandboxSettings
 
-CHOICES = ("recorded", "examples", "ranking", "behaviour only", "oracle")
+CHOICES = ("recorded", "examples", "ranking", "ranking, old parser", "behaviour only", "oracle")
 
 
 async def score_problem(
@@ -99,13 +101,22 @@ def choose(rows: Sequence[Mapping[str, Any]], n: int, how: str) -> bool:
     evidence = [
         Evidence(
             position=r["index"],
-            tests=() if how == "behaviour only" else (int(r["visible"][0]),),
-            behaviour=tuple(r["behaviour"]) if how in ("ranking", "behaviour only") else (),
+            tests=_tests(r, how),
+            behaviour=tuple(r["behaviour"]) if how in ("ranking", "ranking, old parser", "behaviour only") else (),
         )
         for r in used
     ]
     best = rank_candidates(evidence)[0].evidence.position
     return bool(next(r for r in used if r["index"] == best)["passed"])
+
+
+def _tests(row: Mapping[str, Any], how: str) -> tuple[int, ...]:
+    """The visible tests ``how`` ranks by: none, the old doctest-only ones, or today's examples."""
+    if how == "behaviour only":
+        return ()
+    if how == "ranking, old parser":
+        return (int(row["recorded_visible"][0]),)
+    return (int(row["visible"][0]),)
 
 
 def report(rows_by_task: Mapping[str, list[dict[str, Any]]], sizes: Sequence[int], ids: Sequence[str]) -> Table:
@@ -184,6 +195,7 @@ async def main() -> None:
         paired(done, 10, "ranking", "recorded", ids),
         paired(done, 10, "examples", "recorded", ids),
         paired(done, 10, "ranking", "examples", ids),
+        paired(done, 10, "ranking", "ranking, old parser", ids),
         paired(done, 10, "behaviour only", "recorded", ids),
     ]
     for line in lines:
