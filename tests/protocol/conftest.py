@@ -12,11 +12,13 @@ from tests.support.dummy_sandbox import DummySandbox
 from debatecode.config import DebateConfig, load_config
 from debatecode.llm.client import LLMClient
 from debatecode.llm.scripted import ScriptedModel, ScriptedReply, register_scripted, unregister_scripted
-from debatecode.protocol.engine import DebateEngine
+from debatecode.protocol.engine import DebateEngine, DebateResult
 from debatecode.protocol.events import Event, EventBus
 from debatecode.sandbox.base import Sandbox
 from debatecode.store import open_store
+from debatecode.store.records import TurnRecord
 from debatecode.store.repository import SessionStore
+from debatecode.task import load_task
 
 REPO = Path(__file__).resolve().parents[2]
 ADD_TASK = REPO / "examples" / "tasks" / "add.md"
@@ -43,6 +45,11 @@ SKELETON = {
     "participants.teacher": False,
 }
 """Only self-evolvement, proposal and convergence: the walking skeleton's protocol."""
+
+LATE_PHASES_OFF = {"phases.optimization": False, "phases.adversarial": False}
+"""Optimization and adversarial off: a test of an earlier phase does not run them."""
+AUTHORS_ONLY = {"participants.moonshot": False, "participants.contrarian": False}
+"""No Moonshot and no Contrarian: only the authors take part."""
 
 
 def reply(content: str, **filters: Any) -> ScriptedReply:
@@ -86,6 +93,12 @@ class Harness:
         bus.subscribe(self.events.append)
         llm = LLMClient(config.llm, token_budget=config.token_budget)
         return DebateEngine(config, llm=llm, sandbox=self.sandbox, store=store, bus=bus, human=human), store
+
+    async def solve(self, config: DebateConfig, task: Path = ADD_TASK) -> tuple[DebateResult, list[TurnRecord]]:
+        """Run a new engine on ``task`` (``add`` by default): its result and every stored turn."""
+        engine, store = self.engine(config)
+        result = await engine.solve(load_task(task))
+        return result, store.turns(result.session.id)
 
     def of(self, kind: type[Event]) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind)]

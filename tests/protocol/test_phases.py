@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.protocol.conftest import ADD_TASK, GOOD, MERGE_TASK, Harness
+from tests.protocol.conftest import ADD_TASK, AUTHORS_ONLY, GOOD, LATE_PHASES_OFF, MERGE_TASK, Harness
 from tests.support.debaters import add_debater
 
 from debatecode.protocol.events import Escalated, PhaseCompleted, PhaseStarted
@@ -15,6 +15,9 @@ MERGE_GOOD = (
     "        if out and a <= out[-1][1]:\n            out[-1] = (out[-1][0], max(out[-1][1], b))\n"
     "        else:\n            out.append((a, b))\n    return out\n```"
 )
+
+ADJUDICATION_ONLY = {"phases.critique": False, "phases.review": False, **LATE_PHASES_OFF, **AUTHORS_ONLY}
+"""The debate up to adjudication and convergence: critique, review, optimization and adversarial off, only the authors."""
 
 
 def _recording(replies: dict[str, str], prompts: list[tuple[dict[str, str], str]]) -> Any:
@@ -134,14 +137,12 @@ async def test_rubber_stamp_review_is_rejected_and_asked_again(harness: Harness)
         agents=2,
         **{
             "review.reviewers": ["judge"],
-            "phases.optimization": False,
-            "phases.adversarial": False,
+            **LATE_PHASES_OFF,
             "participants.moonshot": False,
         },
     )
-    engine, store = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
-    reviews = [t for t in store.turns(result.session.id) if t.phase == "review" and t.agent_id == "judge"]
+    _, turns = await harness.solve(config)
+    reviews = [t for t in turns if t.phase == "review" and t.agent_id == "judge"]
     assert [t.status for t in reviews] == ["rejected", "ok"]
     assert reviews[1].metadata["rubber_stamp_retry"] is True
     assert reviews[1].metadata["review"]["satisfaction"] == 91
@@ -155,15 +156,11 @@ async def test_critique_exchanged_tests_catch_what_visible_tests_miss(harness: H
         **{
             "phases.adjudication": False,  # it would settle add(0, 0) before the critique: this tests the critique
             "phases.review": False,
-            "phases.optimization": False,
-            "phases.adversarial": False,
-            "participants.moonshot": False,
-            "participants.contrarian": False,
+            **LATE_PHASES_OFF,
+            **AUTHORS_ONLY,
         },
     )
-    engine, store = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
-    turns = store.turns(result.session.id)
+    result, turns = await harness.solve(config)
     hack_draft = next(t for t in turns if t.agent_id == "agent-2" and t.metadata["kind"] == "draft")
     assert hack_draft.test_results["cases"] and all(c["outcome"] == "passed" for c in hack_draft.test_results["cases"])
     contrast = next(t for t in turns if t.agent_id == "agent-2" and t.metadata["kind"] == "contrast")
@@ -216,8 +213,7 @@ async def test_optimization_discards_a_change_that_regresses(harness: Harness) -
 
     model = harness.scripted("optim", [], fn=reply)
     config = harness.config(model, skeleton=True, agents=1, **{"phases.optimization": True})
-    engine, _ = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
+    result, _ = await harness.solve(config)
     summary = next(e.summary for e in harness.of(PhaseCompleted) if e.phase == "optimization")
     assert "performance_analyzer: discarded, a test regressed" in summary
     assert "return a + b" in (result.code or "")
@@ -239,17 +235,14 @@ async def test_escalation_when_max_rounds_end_without_passing(harness: Harness) 
         agents=2,
         rounds=2,
         **{
-            "phases.optimization": False,
-            "phases.adversarial": False,
-            "participants.moonshot": False,
-            "participants.contrarian": False,
+            **LATE_PHASES_OFF,
+            **AUTHORS_ONLY,
             "participants.teacher": False,
             "review.reviewers": ["judge"],
             "convergence.patience": 5,
         },
     )
-    engine, _ = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
+    result, _ = await harness.solve(config)
     escalations = harness.of(Escalated)
     assert escalations and "max rounds" in escalations[0].reason
     assert "Positions:" in escalations[0].summary and "judge" in escalations[0].summary
@@ -275,15 +268,12 @@ async def test_an_agent_whose_model_fails_is_dropped_and_its_subtree_rebalanced(
         **{
             "models": {"moonshot": moonshot_model},
             "topology.type": "tree",
-            "phases.optimization": False,
-            "phases.adversarial": False,
+            **LATE_PHASES_OFF,
         },
     )
-    engine, store = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
+    result, turns = await harness.solve(config)
     assert result.status == "completed", result.error
     assert "moonshot | medium | dropped from the debate: ModelUnreachable" in result.report_path.read_text()
-    turns = store.turns(result.session.id)
     assert not any(t.agent_id == "moonshot" and t.phase in ("review", "convergence") for t in turns)
     assert any(t.agent_id == "moonshot" and t.phase == "proposal" for t in turns), "it took part until it failed"
 
@@ -294,18 +284,9 @@ async def test_adjudication_settles_what_visible_tests_miss_and_the_hack_is_refi
     config = harness.config(
         model,
         agents=3,
-        **{
-            "phases.critique": False,
-            "phases.review": False,
-            "phases.optimization": False,
-            "phases.adversarial": False,
-            "participants.moonshot": False,
-            "participants.contrarian": False,
-        },
+        **ADJUDICATION_ONLY,
     )
-    engine, store = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
-    turns = store.turns(result.session.id)
+    result, turns = await harness.solve(config)
     questions = [t for t in turns if t.metadata["kind"].startswith("adjudicate-")]
     assert questions and all(t.phase == "adjudication" for t in questions)
     assert {t.agent_id for t in questions} == {"agent-1", "agent-2", "agent-3"}, "every author answers"
@@ -322,18 +303,11 @@ async def test_the_red_team_s_inputs_that_tell_candidates_apart_are_asked_first(
         model,
         agents=3,
         **{
-            "phases.critique": False,
-            "phases.review": False,
-            "phases.optimization": False,
-            "phases.adversarial": False,
-            "participants.moonshot": False,
-            "participants.contrarian": False,
+            **ADJUDICATION_ONLY,
             "participants.red": True,
         },
     )
-    engine, store = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
-    turns = store.turns(result.session.id)
+    result, turns = await harness.solve(config)
     red = next(t for t in turns if t.metadata.get("kind") == "distinguish")
     assert red.agent_id == "red" and red.phase == "adjudication"
     assert red.metadata["calls"] == ["add(5, 0)", "add(0, 0)"]
@@ -351,20 +325,14 @@ async def test_red_is_not_asked_when_the_leading_candidates_are_one_code(harness
         model,
         agents=2,
         **{
-            "phases.critique": False,
-            "phases.review": False,
-            "phases.optimization": False,
-            "phases.adversarial": False,
-            "participants.moonshot": False,
-            "participants.contrarian": False,
+            **ADJUDICATION_ONLY,
             "participants.red": True,
             "convergence.early_stop": False,
         },
     )
-    engine, store = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
+    result, turns = await harness.solve(config)
     assert result.status == "completed", result.error
-    assert not [t for t in store.turns(result.session.id) if t.metadata.get("kind") == "distinguish"]
+    assert not [t for t in turns if t.metadata.get("kind") == "distinguish"]
 
 
 async def test_critique_and_review_stay_silent_when_tests_separate_the_candidates(harness: Harness) -> None:
@@ -381,21 +349,17 @@ async def test_critique_and_review_stay_silent_when_tests_separate_the_candidate
         agents=2,
         **{
             "phases.adjudication": False,
-            "phases.optimization": False,
-            "phases.adversarial": False,
+            **LATE_PHASES_OFF,
             "phases.dehallucination": False,
-            "participants.moonshot": False,
-            "participants.contrarian": False,
+            **AUTHORS_ONLY,
             "participants.teacher": False,
             "convergence.ranking": "behaviour",
             "review.reviewers": ["judge"],
             "reflexion.in_debate": False,
         },
     )
-    engine, store = harness.engine(config)
-    result = await engine.solve(load_task(ADD_TASK))
+    result, turns = await harness.solve(config)
     assert result.status == "completed", result.error
-    turns = store.turns(result.session.id)
     assert not [t for t in turns if t.phase in ("critique", "review") and t.provider not in ("tool", "")]
     summaries = " ".join(str(t.content) for t in turns if t.phase in ("critique", "review"))
     assert "agent-1 passes more tests than every other candidate" in summaries or not summaries
