@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from debatecode.execution.inputs import generated_inputs
-from debatecode.execution.probes import ProbeResult
 from debatecode.execution.ranking import Evidence, Ranked, behaviour_of, rank_candidates
 from debatecode.protocol.journal import turn_key
+from debatecode.protocol.probe_turns import probe_codes, probe_turn
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.state import Candidate
 from debatecode.store.records import TurnRecord
@@ -91,24 +91,16 @@ def _code_id(keys: list[str], key: str) -> str:
 
 
 async def _probe_turn(run: DebateRun, codes: list[str], inputs: list[str], phase: str, kind: str) -> TurnRecord:
-    results: dict[str, list[ProbeResult]] = {}
-    for index, code in enumerate(codes):
-        results[f"code-{index + 1}"] = await run.workspace.probes.run(code, inputs)
+    results = await probe_codes(run, {f"code-{index + 1}": code for index, code in enumerate(codes)}, inputs)
     behaviours = {code_id: list(behaviour_of(rows)) for code_id, rows in results.items()}
     differing = sum(1 for i in range(len(inputs)) if len({b[i] for b in behaviours.values()}) > 1)
     summary = f"{len(codes)} distinct candidates on {len(inputs)} generated inputs: they differ on {differing}"
-    logger.info("session %s: %s", run.session_id, summary)
-    return run.tool_turn(
-        round_no=0,
+    return probe_turn(
+        run,
         phase=phase,
-        agent_id="executor",
-        role="executor",
         kind=kind,
-        content=summary,
-        tool_calls=[
-            {"code": code_id, "call": r.call, "outcome": r.outcome, "result": r.expected}
-            for code_id, rows in results.items()
-            for r in rows
-        ],
+        summary=summary,
+        results=results,
+        owner_field="code",
         metadata={"inputs": inputs, "behaviours": behaviours, "differing": differing},
     )

@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 
 from debatecode.execution.inputs import generated_inputs
-from debatecode.execution.probes import ProbeResult
 from debatecode.protocol.journal import turn_key
+from debatecode.protocol.probe_turns import probe_codes, probe_turn
 from debatecode.protocol.run import DebateRun
 from debatecode.protocol.settings import ConvergenceSettings
 from debatecode.protocol.state import Candidate
@@ -81,9 +81,7 @@ async def early_agreement(run: DebateRun, settings: ConvergenceSettings) -> str 
 
 
 async def _probe_turn(run: DebateRun, passing: list[Candidate], calls: list[str], kind: str) -> TurnRecord:
-    results: dict[str, list[ProbeResult]] = {}
-    for candidate in passing:
-        results[candidate.agent_id] = await run.workspace.probes.run(candidate.code or "", calls)
+    results = await probe_codes(run, {candidate.agent_id: candidate.code or "" for candidate in passing}, calls)
     first = next(iter(results.values()))
     disagreements = [
         call
@@ -98,18 +96,12 @@ async def _probe_turn(run: DebateRun, passing: list[Candidate], calls: list[str]
         else f"{len(passing)} candidates disagree on {len(disagreements)} of {len(calls)} probes: "
         + "; ".join(disagreements[:3])
     )
-    logger.info("session %s: %s", run.session_id, summary)
-    return run.tool_turn(
-        round_no=0,
+    return probe_turn(
+        run,
         phase=_PHASE,
-        agent_id="executor",
-        role="executor",
         kind=kind,
-        content=summary,
-        tool_calls=[
-            {"agent": agent_id, "call": r.call, "outcome": r.outcome, "result": r.expected}
-            for agent_id, rows in results.items()
-            for r in rows
-        ],
+        summary=summary,
+        results=results,
+        owner_field="agent",
         metadata={"agree": agree, "probes": calls, "disagreements": disagreements},
     )

@@ -107,6 +107,10 @@ class SelfEvolvementSettings(_Section):
 
     max_iterations: int = Field(default=2, ge=0, le=10)
     """Refinements per agent after its first draft, while visible tests fail."""
+    redraws: int = Field(default=0, ge=0, le=10)
+    """Rounds of fresh drafts after the refinements, while no candidate passes every visible test: each author
+    whose candidate fails one samples a new draft (at least at ``llm.temperature``, another seed; authors sharing
+    a prompt are sampled together), which replaces its candidate unless it passes fewer tests. 0: never."""
 
 
 class AdjudicationSettings(_Section):
@@ -118,6 +122,10 @@ class AdjudicationSettings(_Section):
     """Inputs put to the debaters, at most: those on which the largest behaviour clusters of the top test tier differ."""
     refinements: int = Field(default=1, ge=0, le=5)
     """Refinements per author whose candidate fails an adjudicated (or visible) test, from the actual failures."""
+    when: Literal["always", "passing"] = "always"
+    """``passing``: only when the leading candidate passes every visible test (candidates that meet the examples
+    and still disagree); when none does, adjudicating among wrong candidates is left out. ``always``: whenever
+    the leading candidates disagree."""
     red_inputs: int = Field(default=4, ge=0, le=20)
     """Inputs the Red team (present with ``phases.adversarial`` or ``participants.red``) is asked for that would distinguish the leading candidates, when they are different code passing the same tests; they run before the generated ones. 0: Red is not asked."""
 

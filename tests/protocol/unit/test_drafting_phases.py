@@ -63,6 +63,45 @@ async def test_self_evolvement_stops_at_its_iteration_limit_when_no_refinement_p
     assert not run.state.candidates["agent-1"].all_visible_pass()
 
 
+async def test_fresh_drafts_replace_failing_candidates_until_one_passes_then_stop() -> None:
+    def reply(messages: object, tags: dict[str, str]) -> str:
+        # The first fresh draft of agent-2 is right; everything else keeps the sign wrong.
+        return fenced(GOOD if (tags["agent"], tags["kind"]) == ("agent-2", "redraw-1") else BAD)
+
+    run = unit_run(unit_config(agents=2), reply, only={"agent-1", "agent-2"})
+
+    summary = await SelfEvolvementPhase(SelfEvolvementSettings(max_iterations=1, redraws=3)).execute(run, 0)
+
+    turns = run.journal.turns()
+    assert sorted(f"{t.agent_id}:{t.metadata['kind']}" for t in turns) == [
+        "agent-1:draft", "agent-1:redraw-1", "agent-1:refine-1",
+        "agent-2:draft", "agent-2:redraw-1", "agent-2:refine-1",
+    ], "one round of fresh drafts: it found a passing candidate, so no second round"  # fmt: skip
+    assert run.state.candidates["agent-2"].code == GOOD and run.state.candidates["agent-2"].all_visible_pass()
+    drafts = {t.agent_id: t for t in turns if t.metadata["kind"] == "draft"}
+    for fresh in (t for t in turns if t.metadata["kind"] == "redraw-1"):
+        assert fresh.metadata["temperature"] > 0, "sampled, not greedy"
+        assert fresh.metadata["seed"] != drafts[fresh.agent_id].metadata["seed"], "another seed than the draft"
+    assert summary == "2 drafts, 2 refinements, 2 fresh drafts; 1 pass every visible test"
+
+
+async def test_no_fresh_drafts_by_default_or_when_a_draft_already_passes() -> None:
+    asked: list[str] = []
+
+    def reply(messages: object, tags: dict[str, str]) -> str:
+        asked.append(tags["kind"])
+        return fenced(GOOD if tags["agent"] == "agent-1" else BAD)
+
+    run = unit_run(unit_config(agents=2), reply, only={"agent-1", "agent-2"})
+    await SelfEvolvementPhase(SelfEvolvementSettings(max_iterations=0, redraws=2)).execute(run, 0)
+    assert "redraw-1" not in asked, "agent-1's draft passes: nothing is drawn again"
+
+    asked.clear()
+    failing = unit_run(unit_config(agents=2), lambda messages, tags: fenced(BAD), only={"agent-1", "agent-2"})
+    await SelfEvolvementPhase(SelfEvolvementSettings(max_iterations=0)).execute(failing, 0)
+    assert [t.metadata["kind"] for t in failing.journal.turns()] == ["draft", "draft"], "redraws is 0 by default"
+
+
 async def test_dehallucination_skips_a_simple_task_and_asks_otherwise() -> None:
     def reply(messages: object, tags: dict[str, str]) -> str:
         if tags["kind"] == "ask-1":

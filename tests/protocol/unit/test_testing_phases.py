@@ -43,6 +43,20 @@ async def test_adjudication_turns_the_majority_answer_into_a_test_and_the_wrong_
     assert summary.endswith("; 1 refinements")
 
 
+async def test_adjudication_when_passing_asks_nobody_while_every_candidate_fails_a_visible_test() -> None:
+    def reply(messages: object, tags: dict[str, str]) -> str:
+        raise AssertionError(f"nobody is asked: {tags}")
+
+    run = unit_run(unit_config(agents=2), reply, only={"agent-1", "agent-2"})
+    await candidate(run, "agent-1", "def add(a: int, b: int) -> int:\n    return a - b\n")
+    await candidate(run, "agent-2", "def add(a: int, b: int) -> int:\n    return a * b\n")
+
+    summary = await AdjudicationPhase(AdjudicationSettings(when="passing", red_inputs=0)).execute(run, 0)
+
+    assert summary.startswith("skipped: no candidate passes every visible test") and not run.state.adjudicated
+    assert len(run.journal) == 0, "not even the behaviour probe runs"
+
+
 async def test_adjudication_is_silent_when_the_candidates_behave_alike() -> None:
     def reply(messages: object, tags: dict[str, str]) -> str:
         raise AssertionError(f"nobody is asked: {tags}")

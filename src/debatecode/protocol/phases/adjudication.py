@@ -14,7 +14,8 @@ candidate fails an adjudicated or visible test refines it once from the actual
 failures, and the refinement is kept only if it passes no fewer tests.
 
 Every question, answer and decision is a journaled turn, so resume and audit
-keep working. Nothing runs when the candidates already agree, or after an early stop.
+keep working. Nothing runs when the candidates already agree, or after an early stop; with
+``adjudication.when = "passing"``, nothing runs either while no candidate passes every visible test.
 """
 
 from __future__ import annotations
@@ -116,6 +117,8 @@ class AdjudicationPhase(Phase):
         candidates = [c for c in run.ranking() if c.agent_id in {a.id for a in authors}]
         if len(candidates) < 2:
             return "fewer than two candidates with code: nothing to adjudicate"
+        if settings.when == "passing" and not candidates[0].all_visible_pass():
+            return "skipped: no candidate passes every visible test (adjudication.when = passing)"
         ranked = await rank_by_behaviour(run, candidates, phase=self.name, kind="behaviour", limit=settings.inputs)
         red_calls = await self._distinguishing_inputs(run, candidates, settings.red_inputs)
         if red_calls:

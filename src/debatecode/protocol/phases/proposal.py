@@ -41,11 +41,11 @@ async def draft_candidate(run: DebateRun, agent: Agent, phase: str) -> Candidate
     return (await draft_candidates(run, [agent], phase))[0]
 
 
-async def draft_candidates(run: DebateRun, authors: list[Agent], phase: str) -> list[Candidate]:
-    """The authors' first candidates, tested and committed; authors sharing a model, a prompt and a
+async def draft_candidates(run: DebateRun, authors: list[Agent], phase: str, *, kind: str = "draft") -> list[Candidate]:
+    """The authors' drafts (journaled as ``kind``), tested and committed; authors sharing a model, a prompt and a
     temperature are sampled together (``SessionRun.ask_together``: one batched decode on a local model)."""
     asks = [(agent, agent.prompt("draft", run.task, len(run.authors()), **run.context(agent.id))) for agent in authors]
-    turns = await run.ask_together(asks, phase=phase, round_no=0, kind="draft", want_code=True)
+    turns = await run.ask_together(asks, phase=phase, round_no=0, kind=kind, want_code=True)
     return await gather_all(*(run.evaluate(agent, turn) for agent, turn in zip(authors, turns, strict=True)))
 
 

@@ -9,6 +9,11 @@ actual failures; a refinement is kept only if it passes at least as many tests.
 When a refinement was not kept, the next one would repeat the same prompt, so it
 is sampled afresh (the configured temperature and another seed) instead of
 paying for the same reply twice.
+
+When no candidate passes every visible test after that, up to
+``self_evolvement.redraws`` rounds of fresh drafts follow: a failing author's
+new sample may be right where refining a wrong one is not, and the tokens go
+only to the problems that are not solved yet.
 """
 
 from __future__ import annotations
@@ -52,8 +57,27 @@ class SelfEvolvementPhase(Phase):
             refinements = [0] * len(authors)
         else:
             refinements = await gather_all(*(self._evolve(run, agent) for agent in authors))
+        redrawn = 0 if early is not None else await self._redraw(run, authors)
         passing = sum(1 for c in run.state.candidates.values() if c.all_visible_pass())
-        return f"{len(authors)} drafts, {sum(refinements)} refinements; {passing} pass every visible test"
+        more = f", {redrawn} fresh drafts" if redrawn else ""
+        return f"{len(authors)} drafts, {sum(refinements)} refinements{more}; {passing} pass every visible test"
+
+    async def _redraw(self, run: DebateRun, authors: list[Agent]) -> int:
+        """Fresh drafts for the failing authors, round after round, until some candidate passes every visible test."""
+        drawn = 0
+        for attempt in range(1, self.settings.redraws + 1):
+            current = run.state.candidates
+            if any(c.all_visible_pass() for c in current.values()):
+                break
+            failing = [a for a in authors if a.id not in current or not current[a.id].all_visible_pass()]
+            fresh = [
+                replace(a, temperature=max(a.temperature, self.resample_temperature), seed=a.seed + 7919 * attempt)
+                for a in failing
+            ]
+            for candidate in await draft_candidates(run, fresh, self.name, kind=f"redraw-{attempt}"):
+                run.state.adopt(candidate)
+            drawn += len(fresh)
+        return drawn
 
     async def _evolve(self, run: DebateRun, agent: Agent) -> int:
         refinements = 0

@@ -386,6 +386,22 @@ def install_pipes(read_fd: int, write_fd: int) -> None:
 
 def spawn_fresh(workdir: str, source: str) -> tuple[Channel, int]:
     """A new candidate in a fresh interpreter (nothing of the checker's memory survives ``exec``)."""
+    flags = ["-I", "-B", "-S"] if sys.flags.no_site else ["-I", "-B"]
+    return fork_candidate(
+        lambda: os.execv(sys.executable, [sys.executable, *flags, "-c", source, "--candidate", workdir])
+    )
+
+
+def fork_early(workdir: str) -> tuple[Channel, int]:
+    """The first candidate: forked before anything secret is read, so its memory holds none of it."""
+    return fork_candidate(lambda: candidate_main(3, 4, workdir))
+
+
+def fork_candidate(become: Callable[[], object]) -> tuple[Channel, int]:
+    """A child in its own process group that calls ``become`` (which never returns) with its pipes on fds 3 and 4.
+
+    ``install_pipes`` closes every other fd above 2 first, the verdict's among them.
+    """
     to_child_r, to_child_w = os.pipe()
     from_child_r, from_child_w = os.pipe()
     pid = os.fork()
@@ -393,25 +409,7 @@ def spawn_fresh(workdir: str, source: str) -> tuple[Channel, int]:
         try:
             os.setpgid(0, 0)
             install_pipes(to_child_r, from_child_w)
-            flags = ["-I", "-B", "-S"] if sys.flags.no_site else ["-I", "-B"]
-            os.execv(sys.executable, [sys.executable, *flags, "-c", source, "--candidate", workdir])
-        finally:
-            os._exit(127)
-    os.close(to_child_r)
-    os.close(from_child_w)
-    return Channel(from_child_r, to_child_w), pid
-
-
-def fork_early(workdir: str) -> tuple[Channel, int]:
-    """The first candidate: forked before anything secret is read, so its memory holds none of it."""
-    to_child_r, to_child_w = os.pipe()
-    from_child_r, from_child_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setpgid(0, 0)
-            install_pipes(to_child_r, from_child_w)  # closes the verdict fd and everything else
-            candidate_main(3, 4, workdir)
+            become()
         finally:
             os._exit(127)
     os.close(to_child_r)
