@@ -8,13 +8,15 @@ there as long as its lines are and lays tables and panels out at their natural w
 
 from __future__ import annotations
 
-from typing import IO, Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any, Protocol
 
 from rich.console import Console
 from rich.measure import Measurement
 from rich.protocol import rich_cast
 
-__all__ = ["UNBOUNDED", "UncutConsole", "make_console"]
+__all__ = ["UNBOUNDED", "Display", "UncutConsole", "display_paused", "make_console"]
 
 UNBOUNDED = 1_000_000
 """A width no table reaches: off a terminal, renderables are measured against it."""
@@ -64,3 +66,23 @@ def make_console(*, stderr: bool = False, file: IO[str] | None = None) -> Consol
     ``stderr`` prints to standard error; ``file`` to that stream instead (tests).
     """
     return UncutConsole(stderr=stderr, file=file, highlight=False)
+
+
+class Display(Protocol):
+    """A live part of the terminal (rich's ``Status`` spinner or ``Live`` table) that can stop and start again."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@contextmanager
+def display_paused(display: Display | None) -> Iterator[None]:
+    """``display`` stopped for the with-block (the terminal asks the human something), started again after it."""
+    if display is not None:
+        display.stop()
+    try:
+        yield
+    finally:
+        if display is not None:
+            display.start()

@@ -3,14 +3,14 @@ the moderator's and the gate reviewer's verdicts, round by round."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from types import TracebackType
 
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 
+from debatecode.cli.console import display_paused
 from debatecode.protocol.design.replies import parse_speech
 from debatecode.protocol.events import (
     AgentStatusChanged,
@@ -57,17 +57,9 @@ class DebateRenderer:
             self.status.stop()
             self.status = None
 
-    @contextmanager
-    def paused(self) -> Iterator[None]:
+    def paused(self) -> AbstractContextManager[None]:
         """Stop the spinner while the terminal asks the human something."""
-        status = self.status
-        if status is not None:
-            status.stop()
-        try:
-            yield
-        finally:
-            if status is not None:
-                status.start()
+        return display_paused(self.status)
 
     def _set(self, text: str) -> None:
         if self.status is not None:

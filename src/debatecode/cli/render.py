@@ -8,8 +8,7 @@ printed as plain lines.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -19,6 +18,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from debatecode.cli.console import display_paused
 from debatecode.config import DebateConfig
 from debatecode.protocol.events import (
     AgentStatusChanged,
@@ -85,17 +85,9 @@ class LiveRenderer:
             self.live.__exit__(exc_type, exc, tb)
             self.live = None
 
-    @contextmanager
-    def paused(self) -> Iterator[None]:
+    def paused(self) -> AbstractContextManager[None]:
         """Stop the live display while the terminal asks the human something."""
-        live = self.live
-        if live is not None:
-            live.stop()
-        try:
-            yield
-        finally:
-            if live is not None:
-                live.start()
+        return display_paused(self.live)
 
     def _line(self, text: str, style: str = "") -> None:
         self.console.print(Text(text, style=style), soft_wrap=True)
