@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import pytest
 from tests.support.debaters import add_debater
 from tests.support.dummy_sandbox import DummySandbox
+from tests.support.sweep_scripted import light_config_file
 
 import debatecode.sandbox
 from debatecode.bench.humaneval.progress import run_with_progress
@@ -113,21 +114,6 @@ def test_a_bench_run_serves_every_problem_from_one_sandbox_on_one_loop(
     assert "| single | 2 | 1.000 | 2/2 |" in text and "| vote | 2 | 1.000 | 2/2 |" in text
 
 
-def _light_config_file(tmp_path: Path, model: str) -> Path:
-    path = tmp_path / "debatecode.toml"
-    path.write_text(
-        f'model = "{model}"\n'
-        f'store_url = "sqlite:///{tmp_path / "sweep.db"}"\n'
-        "rounds = 0\n"
-        "[memory]\nenabled = false\n"
-        "[participants]\ncontrarian = false\nmoonshot = false\nteacher = false\n"
-        "[phases]\ndehallucination = false\nself_evolvement = false\ncritique = false\nreview = false\n"
-        "optimization = false\nadversarial = false\n",
-        encoding="utf-8",
-    )
-    return path
-
-
 @pytest.fixture
 def add_model() -> Iterator[str]:
     register_scripted("one-pool-add", ScriptedModel(fn=add_debater(style_variants=False)))
@@ -138,7 +124,7 @@ def add_model() -> Iterator[str]:
 def test_a_sweep_runs_every_value_in_one_sandbox_and_closes_it(
     counting: list[CountingSandbox], add_model: str, tmp_path: Path
 ) -> None:
-    config_file = _light_config_file(tmp_path, add_model)
+    config_file = light_config_file(tmp_path, tmp_path / "sweep.db", add_model)
     grid: dict[str, list[Any]] = {"agents": [1, 2], "sandbox.timeout_s": [10, 20]}
     report = run_sweep([ADD_TASK], grid, out=tmp_path / "sw", repeat=1, config_file=config_file)
 
@@ -154,7 +140,7 @@ def test_a_sweep_runs_every_value_in_one_sandbox_and_closes_it(
 def test_a_sweep_over_how_the_sandbox_is_built_gets_one_sandbox_per_value(
     counting: list[CountingSandbox], add_model: str, tmp_path: Path
 ) -> None:
-    config_file = _light_config_file(tmp_path, add_model)
+    config_file = light_config_file(tmp_path, tmp_path / "sweep.db", add_model)
     report = run_sweep([ADD_TASK], {"sandbox.pool_size": [0, 1]}, out=tmp_path / "sw", config_file=config_file)
 
     assert [run.all_passed for run in report.runs] == [True, True]

@@ -28,11 +28,11 @@ def sweep_model() -> ScriptedModel:
     return ScriptedModel(fn=add_debater(style_variants=False))
 
 
-def light_config_file(folder: Path, store: Path) -> Path:
-    """``folder/debatecode.toml``: ``scripted/sweep-scripted``, sessions in the SQLite file ``store``, a short protocol."""
+def light_config_file(folder: Path, store: Path, model: str = f"scripted/{MODEL}") -> Path:
+    """``folder/debatecode.toml``: ``model`` (this sweep's by default), sessions in the SQLite file ``store``, a short protocol."""
     path = folder / "debatecode.toml"
     path.write_text(
-        f'model = "scripted/{MODEL}"\n'
+        f'model = "{model}"\n'
         f'store_url = "sqlite:///{store}"\n'
         "rounds = 0\n"
         "[memory]\nenabled = false\n"
