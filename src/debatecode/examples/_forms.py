@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from debatecode.examples._scan import CodeScan
 from debatecode.examples._text import (
     closed_call,
     closed_expression,
@@ -284,26 +285,13 @@ def _after_worked_equals(text: str) -> str:
     """
     line = text
     positions: list[int] = []
-    depth = 0
-    quote: str | None = None
-    for i, char in enumerate(text):
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif depth == 0 and char == "#":
+    for i, char, depth in CodeScan(text, python_literals=False):
+        if depth != 0:
+            continue
+        if char == "#":
             line = text[:i]
             break
-        elif (
-            depth == 0
-            and char == "="
-            and (i == 0 or text[i - 1] not in "=<>!")
-            and (i + 1 == len(text) or text[i + 1] not in "=>")
-        ):
+        if char == "=" and (i == 0 or text[i - 1] not in "=<>!") and (i + 1 == len(text) or text[i + 1] not in "=>"):
             positions.append(i)
     if not positions:
         return text

@@ -14,6 +14,8 @@ import builtins
 import re
 from typing import Any
 
+from debatecode.examples._scan import CLOSERS, OPENERS, CodeScan
+
 __all__ = [
     "closed_call",
     "closed_expression",
@@ -25,8 +27,6 @@ __all__ = [
     "value_text",
 ]
 
-_OPEN = "([{"
-_CLOSE = ")]}"
 _PAIR = {")": "(", "]": "[", "}": "{"}
 _MAX_SCAN = 4000
 """Characters scanned for one call or value: examples are short; a runaway bracket is not an example."""
@@ -44,76 +44,27 @@ _MAX_TRIES = 40
 _MAX_POWER = 256
 
 
-def string_end(text: str, start: int) -> int | None:
-    """Index just past the string literal opening at ``text[start]``; ``None`` when it is not closed.
-
-    A single-quoted literal must close on its own line: prose apostrophes (``user's``) are not strings.
-    """
-    quote = text[start]
-    if text.startswith(quote * 3, start):
-        close = text.find(quote * 3, start + 3, start + _MAX_SCAN)
-        return None if close < 0 else close + 3
-    index = start + 1
-    while index < len(text):
-        char = text[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == quote:
-            return index + 1
-        if char == "\n":
-            return None
-        index += 1
-    return None
-
-
 def match_close(text: str, open_at: int) -> int | None:
     """Index of the bracket that closes ``text[open_at]``, skipping string literals; ``None`` if unbalanced."""
     stack: list[str] = []
-    index = open_at
-    end = min(len(text), open_at + _MAX_SCAN)
-    while index < end:
-        char = text[index]
-        if char in "'\"":
-            after = string_end(text, index)
-            if after is None:
-                return None
-            index = after
-            continue
-        if char in _OPEN:
+    for index, char, _ in CodeScan(text, open_at, open_at + _MAX_SCAN, python_literals=True):
+        if char in OPENERS:
             stack.append(char)
-        elif char in _CLOSE:
+        elif char in CLOSERS:
             if not stack or stack.pop() != _PAIR[char]:
                 return None
             if not stack:
                 return index
-        index += 1
     return None
 
 
 def region(text: str, start: int) -> str:
     """``text`` from ``start`` to the end of its line, or further while a bracket opened on it stays open."""
-    depth = 0
-    index = start
-    end = min(len(text), start + _MAX_SCAN)
-    while index < end:
-        char = text[index]
-        if char in "'\"":
-            after = string_end(text, index)
-            if after is None:
-                break
-            index = after
-            continue
-        if char == "\n" and depth == 0:
-            break
-        if char in _OPEN:
-            depth += 1
-        elif char in _CLOSE:
-            if depth == 0:
-                break
-            depth -= 1
-        index += 1
-    return text[start:index]
+    scan = CodeScan(text, start, start + _MAX_SCAN, python_literals=True)
+    for index, char, depth in scan:
+        if (char == "\n" and depth == 0) or depth < 0:
+            return text[start:index]
+    return text[start : scan.end]
 
 
 def _cuts(text: str) -> list[int]:
@@ -123,32 +74,17 @@ def _cuts(text: str) -> list[int]:
     a literal has no bare words past its first token, so what follows is prose or an expression's tail.
     """
     cuts: list[int] = []
-    depth = 0
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char in "'\"":
-            after = string_end(text, index)
-            if after is None:
-                return cuts
-            index = after
-            continue
-        if char in _OPEN:
-            depth += 1
-        elif char in _CLOSE:
-            if depth == 0:
-                cuts.append(index)
-                return cuts
-            depth -= 1
-        elif depth == 0 and char == "#":  # a comment ends the value
+    scan = CodeScan(text, python_literals=True)
+    for index, char, depth in scan:
+        if depth < 0 or (depth == 0 and char == "#"):  # an unmatched closing bracket or a comment ends the value
             cuts.append(index)
             return cuts
-        elif depth == 0 and (char.isspace() or char in ",;:`."):
+        if depth == 0 and (char.isspace() or char in ",;:`."):
             cuts.append(index)
             if char.isspace() and _NEXT_WORD.match(text, index) and text[:index].strip():
                 return cuts
-        index += 1
-    cuts.append(len(text))
+    if not scan.unclosed:
+        cuts.append(len(text))
     return cuts
 
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from debatecode.examples._scan import CodeScan
 from debatecode.execution._edge_inputs import edge_arguments
 from debatecode.execution._input_shapes import Slot, shape_of
 from debatecode.execution.probes import is_literal_call, parse_calls
@@ -303,23 +304,14 @@ def _header(source: str, name: str) -> str | None:
     match = re.search(rf"\b(?:async\s+)?def\s+{re.escape(name)}\s*\(", source)
     if match is None:
         return None
-    depth = 0
-    quote: str | None = None
-    for index in range(match.end() - 1, len(source)):
-        char = source[index]
-        if quote is not None:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == ":" and depth == 0:
+    scan = CodeScan(source, match.end() - 1, python_literals=False)
+    for index, char, depth in scan:
+        if char == ":" and depth == 0:
             return source[match.start() : index + 1]
-        elif char == "\n" and depth == 0:
-            break
-    return source[match.start() : index].rstrip() + ":" if depth == 0 else None
+        if char == "\n" and depth == 0:
+            return source[match.start() : index].rstrip() + ":"
+    # Kept as this scan has always read it: a header that ends the text without a colon loses its last character.
+    return source[match.start() : len(source) - 1].rstrip() + ":" if scan.depth == 0 else None
 
 
 def _text_of(node: ast.expr | None) -> str | None:
