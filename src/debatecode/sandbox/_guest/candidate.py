@@ -12,7 +12,7 @@ import builtins
 import os
 import sys
 
-# ``signals`` serves the later parts too (session.py and modes.py set the tests' alarms with it).
+# ``signals`` serves the later parts too (session.py's ``Alarm`` times every test with it).
 try:  # the C module: ``signal`` itself would import enum, several ms per job
     import _signal as signals
 except ImportError:  # pragma: no cover - not CPython

@@ -20,11 +20,11 @@ if TYPE_CHECKING:  # when composed, the parts joined before this one define thes
 
     import pytest
 
-    from debatecode.sandbox._guest.candidate import signals
     from debatecode.sandbox._guest.codec import MESSAGE_CAP, SOLUTION_MODULE, TestTimeout
     from debatecode.sandbox._guest.remote import Remote
     from debatecode.sandbox._guest.session import (
         SOURCES,
+        Alarm,
         Session,
         TimeLimits,
         read_and_hide,
@@ -111,20 +111,17 @@ def run_probes(session: Session, calls: list[str]) -> None:
         def evaluate(call: str = call, box: dict[str, Any] = box) -> None:
             box["value"] = eval(call, dict(namespace))
 
-        signals.signal(signals.SIGALRM, lambda *_: (_ for _ in ()).throw(TestTimeout()))
         started = time.perf_counter()
-        signals.setitimer(signals.ITIMER_REAL, limit)
-        try:
-            evaluate()
-            value = box["value"]
-            shown = value._dc_candidate_repr() if isinstance(value, Remote) else repr(value)
-            record.update(outcome="value", expected=shown[:MESSAGE_CAP])
-        except TestTimeout:
-            record.update(outcome="timeout", expected="", message=f"call exceeded {limit:g}s")
-        except BaseException as exc:
-            record.update(outcome="raises", expected=type(exc).__name__, message=str(exc)[:500])
-        finally:
-            signals.setitimer(signals.ITIMER_REAL, 0)
+        with Alarm(limit):
+            try:
+                evaluate()
+                value = box["value"]
+                shown = value._dc_candidate_repr() if isinstance(value, Remote) else repr(value)
+                record.update(outcome="value", expected=shown[:MESSAGE_CAP])
+            except TestTimeout:
+                record.update(outcome="timeout", expected="", message=f"call exceeded {limit:g}s")
+            except BaseException as exc:
+                record.update(outcome="raises", expected=type(exc).__name__, message=str(exc)[:500])
         # A value or an exception is an answer; only a timeout draws on the shared allowance.
         limits.spent(call, "timeout" if record["outcome"] == "timeout" else "passed", time.perf_counter() - started)
         session.verdict.write(record)
@@ -168,29 +165,16 @@ def run_pytest(run: Session, files: list[str]) -> None:
                     {"event": "load_error", "message": f"the code under test failed to load: {load_error}"}
                 )
 
-        limit = 0.0
-        """The limit of the test running now (0.0: it was not run)."""
-        timed_out = False
-        """The alarm went off during the test running now."""
+        alarm = Alarm(0.0)
+        """The alarm of the test running now (its limit 0.0: the test was not run; ``rang``: it went off)."""
 
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, None]:
-            plugin = self
-            plugin.limit, plugin.timed_out = limits.next_limit(), False
-            if not plugin.limit:
+            self.alarm = Alarm(limits.next_limit())
+            if not self.alarm.limit_s:
                 raise TestTimeout()  # before the yield: pytest reports the test failed without running it
-
-            def on_alarm(_signum: int, _frame: object) -> NoReturn:
-                plugin.timed_out = True
-                raise TestTimeout()
-
-            previous = signals.signal(signals.SIGALRM, on_alarm)
-            signals.setitimer(signals.ITIMER_REAL, plugin.limit)
-            try:
+            with self.alarm:
                 yield
-            finally:
-                signals.setitimer(signals.ITIMER_REAL, 0)
-                signals.signal(signals.SIGALRM, previous)
 
         def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
             if report.when == "call" or (report.when == "setup" and not report.passed):
@@ -199,10 +183,10 @@ def run_pytest(run: Session, files: list[str]) -> None:
                     outcome = "passed"
                 elif report.when == "setup" or report.skipped:
                     outcome = "error"
-                elif not self.limit:
+                elif not self.alarm.limit_s:
                     outcome, message = "timeout", limits.not_run_message()
-                elif self.timed_out:
-                    outcome, message = "timeout", limits.timeout_message(self.limit)
+                elif self.alarm.rang:
+                    outcome, message = "timeout", limits.timeout_message(self.alarm.limit_s)
                 elif "TestTimeout" in report.longreprtext:
                     outcome = "timeout"
                 elif "AssertionError" in report.longreprtext or report.longreprtext.lstrip().startswith("E"):

@@ -56,23 +56,44 @@ def short_traceback(exc: BaseException) -> str:
     return text[-MESSAGE_CAP:]
 
 
-def run_with_limit(function: Callable[[], object], limit_s: float) -> tuple[str, str]:
-    def on_alarm(_signum: int, _frame: object) -> NoReturn:
+class Alarm:
+    """``TestTimeout`` raised in the checker ``limit_s`` seconds into a with-block, unless the block ends first.
+
+    Every test and probe call runs under one. ``rang`` says whether this alarm went off (a ``TestTimeout``
+    also comes from a test that is not run). On leaving, the timer stops and the SIGALRM handler found on
+    entering is put back.
+    """
+
+    def __init__(self, limit_s: float) -> None:
+        self.limit_s = limit_s
+        self.rang = False
+        self._previous: Any = None
+
+    def _ring(self, _signum: int, _frame: object) -> NoReturn:
+        self.rang = True
         raise TestTimeout()
 
-    signals.signal(signals.SIGALRM, on_alarm)
-    signals.setitimer(signals.ITIMER_REAL, limit_s)
-    try:
-        function()
-        return "passed", ""
-    except TestTimeout:
-        return "timeout", f"the test ran longer than its limit of {limit_s:g}s"
-    except AssertionError as exc:
-        return "failed", short_traceback(exc)
-    except BaseException as exc:
-        return "error", short_traceback(exc)
-    finally:
+    def __enter__(self) -> Alarm:
+        self._previous = signals.signal(signals.SIGALRM, self._ring)
+        signals.setitimer(signals.ITIMER_REAL, self.limit_s)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
         signals.setitimer(signals.ITIMER_REAL, 0)
+        signals.signal(signals.SIGALRM, self._previous)
+
+
+def run_with_limit(function: Callable[[], object], limit_s: float) -> tuple[str, str]:
+    with Alarm(limit_s):
+        try:
+            function()
+            return "passed", ""
+        except TestTimeout:
+            return "timeout", f"the test ran longer than its limit of {limit_s:g}s"
+        except AssertionError as exc:
+            return "failed", short_traceback(exc)
+        except BaseException as exc:
+            return "error", short_traceback(exc)
 
 
 SHORT_LIMIT_S = 1.0
