@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,10 +9,11 @@ from typing import Any
 import pytest
 from tests.support.debaters import add_debater
 from tests.support.dummy_sandbox import DummySandbox
+from tests.support.scripted_models import registered_model
 
 from debatecode import DebateConfig, Services, load_config
 from debatecode.llm.client import LLMClient
-from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+from debatecode.llm.scripted import ScriptedModel
 from debatecode.store import open_store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,10 +38,8 @@ LIGHT: dict[str, Any] = {
 @pytest.fixture
 def scripted_model() -> Iterator[str]:
     """``scripted/<unique>``: the add.md debater, registered for one test."""
-    name = f"api-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, ScriptedModel(fn=add_debater(style_variants=False)))
-    yield f"scripted/{name}"
-    unregister_scripted(name)
+    with registered_model("api", ScriptedModel(fn=add_debater(style_variants=False))) as model:
+        yield model
 
 
 GOOD_ADD = "```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,10 +11,11 @@ import pytest
 from tests.api.conftest import ADD_TASK, LIGHT, dummy_services, scripted_model  # noqa: F401 - scripted_model is a fixture
 from tests.support.debaters import add_debater
 from tests.support.dummy_sandbox import DummySandbox
+from tests.support.scripted_models import registered_model
 
 from debatecode import DebateConfig, Services, load_config
 from debatecode.llm.client import LLMClient
-from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+from debatecode.llm.scripted import ScriptedModel
 from debatecode.server import ServerOptions, create_app
 from debatecode.store import open_store
 
@@ -39,19 +39,15 @@ ROUNDS: dict[str, Any] = {
 @pytest.fixture
 def unsatisfied_model() -> Iterator[str]:
     """``scripted/<unique>``: the add.md debater whose reviews stay at 60, so the rounds run on."""
-    name = f"server-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, ScriptedModel(fn=add_debater(satisfaction=60, style_variants=False)))
-    yield f"scripted/{name}"
-    unregister_scripted(name)
+    with registered_model("server", ScriptedModel(fn=add_debater(satisfaction=60, style_variants=False))) as model:
+        yield model
 
 
 @pytest.fixture
 def buggy_model() -> Iterator[str]:
     """agent-2 drafts ``add`` with a special case for zero, which a test of add.md catches."""
-    name = f"views-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, ScriptedModel(fn=add_debater(buggy=("agent-2",), style_variants=False)))
-    yield f"scripted/{name}"
-    unregister_scripted(name)
+    with registered_model("views", ScriptedModel(fn=add_debater(buggy=("agent-2",), style_variants=False))) as model:
+        yield model
 
 
 @pytest.fixture
@@ -60,10 +56,8 @@ def stalemate_model() -> Iterator[str]:
     from tests.protocol.design.conftest import RecordingModel
     from tests.server.test_escalation import stalemate_script
 
-    name = f"escalation-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, RecordingModel(stalemate_script()))
-    yield f"scripted/{name}"
-    unregister_scripted(name)
+    with registered_model("escalation", RecordingModel(stalemate_script())) as model:
+        yield model
 
 
 def server_config(tmp_path: Path, model: str, **overrides: Any) -> DebateConfig:

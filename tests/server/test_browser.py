@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,8 +32,9 @@ from tests.server.serving import serving
 from tests.server.test_dashboard_views import ZERO_TASK
 from tests.server.test_escalation import BILLING_QUESTION, KAFKA, STALEMATE
 from tests.support.debaters import add_debater
+from tests.support.scripted_models import registered_model
 
-from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+from debatecode.llm.scripted import ScriptedModel
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("DEBATECODE_CHROMIUM", "/usr/bin/chromium"))
@@ -89,10 +89,8 @@ def hostile_model() -> Iterator[str]:
         text = debater(messages, tags)
         return f"[round 2] {PAYLOAD} {text}" if tags.get("round") == "2" else text
 
-    name = f"browser-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, ScriptedModel(fn=reply))
-    yield f"scripted/{name}"
-    unregister_scripted(name)
+    with registered_model("browser", ScriptedModel(fn=reply)) as model:
+        yield model
 
 
 def test_a_debate_is_followed_and_steered_from_the_dashboard(

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,8 +15,9 @@ from typing import Any
 import httpx
 import pytest
 from tests.server.conftest import ADD_TASK_TEXT, ROUNDS, server_config
+from tests.support.scripted_models import registered_model
 
-from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+from debatecode.llm.scripted import ScriptedModel
 from debatecode.server.bench_pages import BenchFolder, drill_down, find_bench_folders, served_file
 from debatecode.server.dashboard import diff_lines, without_section
 from debatecode.server.rendering import render_markdown
@@ -537,10 +537,8 @@ def design_model() -> Iterator[str]:
     """``scripted/<unique>``: every participant of a design debate, as tests/protocol/design scripts them."""
     from tests.protocol.design.conftest import DebateScript, debate_fn
 
-    name = f"dash-design-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, ScriptedModel(fn=debate_fn(DebateScript())))
-    yield f"scripted/{name}"
-    unregister_scripted(name)
+    with registered_model("dash-design", ScriptedModel(fn=debate_fn(DebateScript()))) as model:
+        yield model
 
 
 async def test_design_debate_page_shows_perspectives_and_the_decision_record(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,16 +11,13 @@ import pytest
 from tests.protocol.design.conftest import SQLITE_QUESTION, DebateScript, RecordingModel
 from tests.server.conftest import server_config
 from tests.server.test_sse import follow
-
-from debatecode.llm.scripted import register_scripted, unregister_scripted
+from tests.support.scripted_models import registered_model
 
 
 @pytest.fixture
 def design_model() -> Iterator[str]:
-    name = f"design-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, RecordingModel(DebateScript()))
-    yield f"scripted/{name}"
-    unregister_scripted(name)
+    with registered_model("design", RecordingModel(DebateScript())) as model:
+        yield model
 
 
 async def test_a_design_debate_started_over_rest_ends_in_a_decision_record(

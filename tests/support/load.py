@@ -16,7 +16,6 @@ what the store should hold afterwards::
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,11 +24,12 @@ from typing import Any
 
 from tests.support.debaters import add_debater
 from tests.support.replay_sandbox import ReplaySandbox
+from tests.support.scripted_models import registered_model
 from tests.support.scripted_solve import ADD_TASK, SCRIPTED_PROTOCOL
 
 from debatecode import DebateConfig, DebateResult, Services, load_config, solve_async
 from debatecode.llm.client import LLMClient
-from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+from debatecode.llm.scripted import ScriptedModel
 from debatecode.protocol.events import CodeVersionCommitted, Event, EventBus, TurnCompleted
 from debatecode.sandbox.base import Sandbox
 from debatecode.store import open_store
@@ -46,12 +46,8 @@ critique runs only because ``critique.when`` is ``always``)."""
 @contextmanager
 def scripted_model() -> Iterator[str]:
     """A zero-latency add.md debater registered under a fresh ``scripted/<name>``, for the ``with`` block."""
-    name = f"load-{uuid.uuid4().hex[:8]}"
-    register_scripted(name, ScriptedModel(fn=add_debater(style_variants=False)))
-    try:
-        yield f"scripted/{name}"
-    finally:
-        unregister_scripted(name)
+    with registered_model("load", ScriptedModel(fn=add_debater(style_variants=False))) as model:
+        yield model
 
 
 def debate_config(model: str, store_url: str, out: Path, **overrides: Any) -> DebateConfig:
