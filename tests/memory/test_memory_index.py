@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from tests.support.threads import errors_in_threads
 
 from debatecode.memory import VectorIndex
 
@@ -88,22 +87,13 @@ def test_shapes_and_duplicates_are_rejected() -> None:
 
 def test_concurrent_adds_and_searches_lose_nothing() -> None:
     index = VectorIndex(16)
-    errors: list[BaseException] = []
 
     def worker(n: int) -> None:
         rng = np.random.default_rng(n)
-        try:
-            for i in range(200):
-                index.add([f"{n}-{i}"], unit(rng, 1, 16))
-                index.search(unit(rng, 1, 16)[0], 5)
-        except BaseException as exc:
-            errors.append(exc)
+        for i in range(200):
+            index.add([f"{n}-{i}"], unit(rng, 1, 16))
+            index.search(unit(rng, 1, 16)[0], 5)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert errors_in_threads(worker, range(4)) == []
     assert len(index) == 800
     assert set(index.ids) == {f"{n}-{i}" for n in range(4) for i in range(200)}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 from tests.memory.conftest import JSON_PARSING, OFF_BY_ONE
+from tests.support.threads import errors_in_threads
 
 from debatecode.errors import RecordNotFound, StoreError
 from debatecode.memory import Episode, EpisodicMemory, HashingEmbedder, MemorySettings
@@ -193,23 +193,14 @@ def test_export_is_json_ready_without_vectors_and_clear_counts(
 def test_concurrent_adds_from_threads_keep_rows_and_index_in_step(
     store_url: str, hashing: HashingEmbedder, make_episode: Callable[..., Episode]
 ) -> None:
-    errors: list[BaseException] = []
     with EpisodicMemory(store_url, MemorySettings(max_episodes=25), hashing) as memory:
 
         def worker(agent: str) -> None:
-            try:
-                for i in range(10):
-                    memory.add(make_episode(agent_id=agent, reflection=f"{agent} attempt {i}"))
-                    memory.search(f"{agent} attempt", k=3)
-            except BaseException as exc:
-                errors.append(exc)
+            for i in range(10):
+                memory.add(make_episode(agent_id=agent, reflection=f"{agent} attempt {i}"))
+                memory.search(f"{agent} attempt", k=3)
 
-        threads = [threading.Thread(target=worker, args=(f"agent-{n}",)) for n in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert errors == []
+        assert errors_in_threads(worker, [f"agent-{n}" for n in range(4)]) == []
         assert memory.count() == 25
         memory.search("anything")  # brings the index in step with the table
         assert set(memory._index.ids) == {e.id for e in memory.list(limit=100)}

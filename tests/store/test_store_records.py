@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import SQLAlchemyError
+from tests.support.threads import errors_in_threads
 
 from debatecode.errors import SessionNotFound, StoreError
 from debatecode.execution.results import TestCaseResult, TestReport
@@ -306,24 +306,15 @@ def test_concurrent_writes_from_many_threads_all_land(
 ) -> None:
     session = make_session()
     store.create_session(session)
-    errors: list[BaseException] = []
 
     def write(worker: int) -> None:
-        try:
-            for i in range(10):
-                seq = worker * 10 + i + 1
-                store.add_turn(make_turn(session.id, seq, key=f"w{worker}/{i}"))
-                store.update_session(session.id, total_rounds=seq)
-                store.turns(session.id)
-        except BaseException as exc:
-            errors.append(exc)
+        for i in range(10):
+            seq = worker * 10 + i + 1
+            store.add_turn(make_turn(session.id, seq, key=f"w{worker}/{i}"))
+            store.update_session(session.id, total_rounds=seq)
+            store.turns(session.id)
 
-    threads = [threading.Thread(target=write, args=(worker,)) for worker in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert errors_in_threads(write, range(8)) == []
     assert [turn.seq for turn in store.turns(session.id)] == list(range(1, 81))
 
 

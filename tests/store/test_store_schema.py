@@ -18,6 +18,7 @@ from alembic.migration import MigrationContext
 from pydantic import BaseModel
 from sqlalchemy import Engine, create_engine, inspect, text
 from sqlalchemy.engine import make_url
+from tests.support.threads import errors_in_threads
 
 import debatecode.store
 from debatecode.errors import ConfigError, StoreError
@@ -154,24 +155,15 @@ def test_reopening_an_existing_store_is_idempotent(
 
 def test_concurrent_first_opens_migrate_once(empty_store_url: str) -> None:
     url = empty_store_url
-    errors: list[BaseException] = []
     stores: list[SessionStore] = []
     lock = threading.Lock()
 
-    def open_one() -> None:
-        try:
-            opened = open_store(url)
-        except BaseException as exc:
-            errors.append(exc)
-        else:
-            with lock:
-                stores.append(opened)
+    def open_one(_: int) -> None:
+        opened = open_store(url)
+        with lock:
+            stores.append(opened)
 
-    threads = [threading.Thread(target=open_one) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = errors_in_threads(open_one, range(6))
     for opened in stores:
         opened.close()
     assert errors == []

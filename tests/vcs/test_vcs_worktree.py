@@ -9,6 +9,7 @@ from pathlib import Path
 import pygit2
 import pytest
 from git import GitCommandError
+from tests.support.threads import errors_in_threads
 
 import debatecode.vcs
 from debatecode.errors import VersionControlError
@@ -208,27 +209,16 @@ def test_two_sessions_in_one_out_dir_get_separate_branches(
 
 
 def test_concurrent_sessions_from_separate_repository_objects(out_dir: Path, empty_home: Path, git_cli: Git) -> None:
-    import threading
-
     VersionRepository(out_dir).close()
-    errors: list[BaseException] = []
 
     def debate(session_id: str) -> None:
-        try:
-            with VersionRepository(out_dir) as repo:
-                worktree = repo.open_session(session_id)
-                for i in range(5):
-                    worktree.commit_version("solution.py", f"{session_id} {i}\n", f"v{i}")
-                worktree.close()
-        except BaseException as exc:
-            errors.append(exc)
+        with VersionRepository(out_dir) as repo:
+            worktree = repo.open_session(session_id)
+            for i in range(5):
+                worktree.commit_version("solution.py", f"{session_id} {i}\n", f"v{i}")
+            worktree.close()
 
-    threads = [threading.Thread(target=debate, args=(f"s{n}",)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert errors_in_threads(debate, [f"s{n}" for n in range(4)]) == []
     for n in range(4):
         assert git_cli(out_dir, "rev-list", "--count", f"debate/s{n}").strip() == "6"
         assert git_cli(out_dir, "show", f"debate/s{n}:solution.py") == f"s{n} 4\n"
