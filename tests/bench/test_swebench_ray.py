@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from tests.bench_swebench.fake_grading import BROKEN_PATCH, FOREIGN_PATCH, CalcBench, build_bench
+from tests.bench_swebench.graded_output import files_matching, results_by_input, without_timings
 from tests.bench_swebench.solve_fixtures import config_for
 from tests.cli.helpers import REPO
 from tests.support.ray_cli import assert_exits_2_without_ray_and_3_when_the_address_does_not_answer
@@ -40,7 +41,6 @@ pytest.importorskip("swebench")
 
 MODEL = "org/model-x"
 RUN_ID = "cmp"
-_TIMINGS = {"duration_s", "durations", "image_build_s", "build_s"}
 
 
 @pytest.fixture(scope="module")
@@ -65,26 +65,10 @@ def _predictions(bench: CalcBench) -> list[Prediction]:
     ]
 
 
-def _without_timings(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _without_timings(item) for key, item in value.items() if key not in _TIMINGS}
-    if isinstance(value, list):
-        return [_without_timings(item) for item in value]
-    return value
-
-
-def _results(out: Path) -> dict[str, Any]:
-    records = [json.loads(line) for line in (out / RESULTS_FILE).read_text().splitlines()]
-    return {record["input_sha256"]: _without_timings(record) for record in records}
-
-
-def _files(out: Path, pattern: str) -> dict[str, str]:
-    return {path.relative_to(out).as_posix(): path.read_text() for path in sorted(out.glob(pattern))}
-
-
 def _reports(out: Path) -> dict[str, Any]:
     return {
-        name: _without_timings(json.loads(text)) for name, text in _files(out, "org__model-x/*/report.json").items()
+        name: without_timings(json.loads(text))
+        for name, text in files_matching(out, "org__model-x/*/report.json").items()
     }
 
 
@@ -112,22 +96,22 @@ async def test_grading_through_ray_gives_the_serial_verdicts_and_files(
 
     ray_out, serial_out = tmp_path / "ray", tmp_path / "serial"
     assert [row.status for row in on_ray.rows] == ["resolved", "unresolved", "patch_failed"], "real verdicts"
-    assert _without_timings(on_ray.model_dump()) == _without_timings(serial.model_dump())
-    assert _results(ray_out) == _results(serial_out)
-    assert len(_results(ray_out)) == 3
+    assert without_timings(on_ray.model_dump()) == without_timings(serial.model_dump())
+    assert results_by_input(ray_out) == results_by_input(serial_out)
+    assert len(results_by_input(ray_out)) == 3
     assert _reports(ray_out) == _reports(serial_out)
     for pattern in ("org__model-x/*/test_output.txt", "org__model-x/*/junit.xml", "org__model-x/*/patch.diff"):
-        assert _files(ray_out, pattern) == _files(serial_out, pattern), pattern
+        assert files_matching(ray_out, pattern) == files_matching(serial_out, pattern), pattern
     swebench_files = "logs/run_evaluation/cmp/org__model-x/*/*"
-    assert _files(ray_out, swebench_files) == _files(serial_out, swebench_files)
-    assert {Path(name).parent.name for name in _files(ray_out, swebench_files + "report.json")} == {
+    assert files_matching(ray_out, swebench_files) == files_matching(serial_out, swebench_files)
+    assert {Path(name).parent.name for name in files_matching(ray_out, swebench_files + "report.json")} == {
         "local__calc-1",
         "local__calc-2",
     }, "swebench writes no report.json for a patch that does not apply"
     run_report = json.loads((ray_out / f"org__model-x.{RUN_ID}.json").read_text())
     assert run_report == json.loads((serial_out / f"org__model-x.{RUN_ID}.json").read_text())
     assert run_report["resolved_ids"] == ["local__calc-1"] and run_report["error_ids"] == ["local__calc-3"]
-    assert _without_timings(json.loads((ray_out / "summary.json").read_text())) == _without_timings(
+    assert without_timings(json.loads((ray_out / "summary.json").read_text())) == without_timings(
         json.loads((serial_out / "summary.json").read_text())
     )
 
@@ -162,14 +146,14 @@ async def test_solving_through_ray_gives_the_serial_predictions_and_verdicts(ray
 
     ray_out, serial_out = tmp_path / "ray", tmp_path / "serial"
     assert [row.status for row in on_ray.rows] == ["resolved", "resolved"], "the scripted fix resolves both"
-    assert _without_timings(on_ray.model_dump()) == _without_timings(serial.model_dump())
+    assert without_timings(on_ray.model_dump()) == without_timings(serial.model_dump())
     assert (ray_out / "predictions.jsonl").read_text() == (serial_out / "predictions.jsonl").read_text()
     for instance in chosen:
         name = f"solve/{instance.instance_id}.json"
         ray_record, serial_record = (json.loads((out / name).read_text()) for out in (ray_out, serial_out))
         assert ray_record.pop("seconds") >= 0 and serial_record.pop("seconds") >= 0
         assert ray_record == serial_record, name
-    assert _results(ray_out) == _results(serial_out)
+    assert results_by_input(ray_out) == results_by_input(serial_out)
 
 
 def _payload(prediction: Prediction, files: dict[str, Any], **report: Any) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.bench_swebench.graded_output import without_timings
 from tests.cli.helpers import run_cli
 from typer.testing import CliRunner
 
@@ -103,18 +104,10 @@ def test_solve_mode_writes_predictions_then_grades_them(
 _TIMINGS = {"durations", "duration_s", "build_s", "built"}
 
 
-def _untimed(value: object) -> object:
-    if isinstance(value, dict):
-        return {key: _untimed(item) for key, item in value.items() if key not in _TIMINGS}
-    if isinstance(value, list):
-        return [_untimed(item) for item in value]
-    return value
-
-
 def _results(out: Path) -> dict[str, object]:
     """``results.jsonl`` by (model, instance), timings (and which run built a shared image) left out."""
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    return {f"{r['model_name_or_path']}/{r['instance_id']}": _untimed(r) for r in records}
+    return {f"{r['model_name_or_path']}/{r['instance_id']}": without_timings(r, _TIMINGS) for r in records}
 
 
 def _swebench_files(out: Path) -> dict[str, str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from tests.bench_swebench.fake_grading import BROKEN_PATCH, FOREIGN_PATCH, CalcBench, build_bench
+from tests.bench_swebench.graded_output import files_matching, results_by_input, without_timings
 
 from debatecode.bench.swebench import HarnessEvent, Prediction, RunSummary
 from debatecode.bench.swebench.harness import default_grading_jobs
@@ -44,27 +45,6 @@ async def _grade(bench: CalcBench, out: Path, predictions: list[Prediction], job
         await harness.aclose()
 
 
-_TIMINGS = {"duration_s", "durations", "image_build_s", "build_s"}
-
-
-def _without_timings(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _without_timings(item) for key, item in value.items() if key not in _TIMINGS}
-    if isinstance(value, list):
-        return [_without_timings(item) for item in value]
-    return value
-
-
-def _results(out: Path) -> dict[str, Any]:
-    lines = (out / RESULTS_FILE).read_text().splitlines()
-    records = [json.loads(line) for line in lines]
-    return {record["input_sha256"]: _without_timings(record) for record in records}
-
-
-def _files(out: Path, pattern: str) -> dict[str, str]:
-    return {str(path.relative_to(out)): path.read_text() for path in sorted(out.glob(pattern))}
-
-
 async def test_two_at_once_gives_the_same_results_as_one_at_a_time(bench: CalcBench, tmp_path: Path) -> None:
     predictions = _predictions(bench)
     serial = await _grade(bench, tmp_path / "serial", predictions, jobs=1)
@@ -73,14 +53,16 @@ async def test_two_at_once_gives_the_same_results_as_one_at_a_time(bench: CalcBe
     parallel = await _grade(bench, tmp_path / "parallel", predictions, jobs=2)
     assert bench.log.most_at_once == 2, "two test runs overlapped"
     assert [row.status for row in serial.rows] == ["resolved", "unresolved", "patch_failed", "unresolved"]
-    assert _without_timings(parallel.model_dump()) == _without_timings(serial.model_dump())
+    assert without_timings(parallel.model_dump()) == without_timings(serial.model_dump())
     for name in ("serial", "parallel"):
         assert json.loads((tmp_path / name / "summary.json").read_text())["resolved"] == 1
-    assert _results(tmp_path / "parallel") == _results(tmp_path / "serial")
-    assert len(_results(tmp_path / "serial")) == 4
+    assert results_by_input(tmp_path / "parallel") == results_by_input(tmp_path / "serial")
+    assert len(results_by_input(tmp_path / "serial")) == 4
     swebench_files = "logs/run_evaluation/debatecode/*/*/*"
-    assert _files(tmp_path / "parallel", swebench_files) == _files(tmp_path / "serial", swebench_files)
-    assert _files(tmp_path / "parallel", "*.debatecode.json") == _files(tmp_path / "serial", "*.debatecode.json")
+    assert files_matching(tmp_path / "parallel", swebench_files) == files_matching(tmp_path / "serial", swebench_files)
+    assert files_matching(tmp_path / "parallel", "*.debatecode.json") == files_matching(
+        tmp_path / "serial", "*.debatecode.json"
+    )
     for name in ("serial", "parallel"):
         report = json.loads((tmp_path / name / "org__model-x" / "local__calc-1" / "report.json").read_text())
         assert report["status"] == "resolved" and report["input_sha256"]
@@ -202,7 +184,7 @@ async def test_solving_two_at_once_writes_the_same_predictions_and_records(bench
             finally:
                 await harness.aclose()
             records = {
-                path.name: _without_timings({k: v for k, v in json.loads(path.read_text()).items() if k != "seconds"})
+                path.name: without_timings({k: v for k, v in json.loads(path.read_text()).items() if k != "seconds"})
                 for path in sorted((out / "solve").glob("*.json"))
             }
             written[jobs] = (predictions, records)
