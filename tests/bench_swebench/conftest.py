@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from tests.bench_swebench.solve_fixtures import CalcSetup, build_calc
 
 from debatecode.bench.swebench import (
     ImageBuilder,
@@ -45,6 +46,14 @@ def git(cwd: Path, *args: str) -> str:
 @pytest.fixture(scope="session")
 def local_instances() -> list[SWEBenchInstance]:
     return load_instances(DATASET)
+
+
+@pytest.fixture
+async def calc(tmp_path: Path) -> AsyncIterator[CalcSetup]:
+    """The calc repository and its instance (``solve_fixtures.build_calc``), for the solve-mode tests."""
+    setup = build_calc(tmp_path)
+    yield setup
+    await setup.harness.aclose()
 
 
 @pytest.fixture

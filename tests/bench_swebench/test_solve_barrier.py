@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,11 @@ from tests.bench_swebench.solve_fixtures import (
     TEST_SENTINEL,
     CalcSetup,
     FakeChecker,
-    build_calc,
     config_for,
     scripted,
 )
 
 from debatecode.bench.swebench.solve import generate_predictions
-
-
-@pytest.fixture
-async def calc(tmp_path: Path) -> AsyncIterator[CalcSetup]:
-    setup = build_calc(tmp_path)
-    yield setup
-    await setup.harness.aclose()
 
 
 def _secrets(setup: CalcSetup) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from tests.bench_swebench.solve_fixtures import (
     CalcSetup,
     FakeChecker,
     Reply,
-    build_calc,
     config_for,
     scripted,
 )
@@ -22,13 +20,6 @@ from tests.bench_swebench.solve_fixtures import (
 from debatecode.bench.swebench.checking import CheckResult, regressions
 from debatecode.bench.swebench.solve import generate_predictions
 from debatecode.errors import SandboxError, SandboxUnavailable
-
-
-@pytest.fixture
-async def calc(tmp_path: Path) -> AsyncIterator[CalcSetup]:
-    setup = build_calc(tmp_path)
-    yield setup
-    await setup.harness.aclose()
 
 
 def authors(edits: dict[str, str], votes: dict[str, str]) -> Reply:

@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from tests.bench_swebench.solve_fixtures import GOOD_EDIT, CalcSetup, build_calc, config_for, git, scripted
+from tests.bench_swebench.solve_fixtures import GOOD_EDIT, CalcSetup, config_for, git, scripted
 
 from debatecode.bench.swebench import checking, edits, retrieval, solve
 from debatecode.bench.swebench.harness import HarnessEvent
 from debatecode.bench.swebench.predictions import load_predictions
 from debatecode.bench.swebench.solve import SolveOptions, generate_predictions
 from debatecode.errors import ConfigError, UnknownModelError
-
-
-@pytest.fixture
-async def calc(tmp_path: Path) -> AsyncIterator[CalcSetup]:
-    setup = build_calc(tmp_path)
-    yield setup
-    await setup.harness.aclose()
 
 
 def _applies_like_gold(setup: CalcSetup, patch: str, tmp_path: Path) -> str:
