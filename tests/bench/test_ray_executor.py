@@ -22,6 +22,7 @@ from tests.support import humaneval_scripted, sweep_scripted
 from tests.support.dummy_sandbox import DummySandbox
 from tests.support.humaneval_scripted import mixed_config, rows, without_time
 from tests.support.ray_cli import assert_exits_2_without_ray_and_3_when_the_address_does_not_answer
+from tests.support.ray_cluster import local_ray_cluster
 from tests.support.ray_worker import HOOK
 
 import debatecode.sandbox
@@ -45,14 +46,8 @@ from debatecode.bench._ray import INSTALL_HINT, RayExecutor, _endpoint, import_r
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
     """A local Ray cluster of 2 CPUs whose workers know the tests' scripted models and dummy sandbox."""
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"worker_process_setup_hook": HOOK, "env_vars": {"PYTHONPATH": str(REPO)}},
-    )
-    yield
-    ray.shutdown()
+    with local_ray_cluster(HOOK):
+        yield
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from tests.bench_swebench.graded_output import files_matching, results_by_input,
 from tests.bench_swebench.solve_fixtures import config_for
 from tests.cli.helpers import REPO
 from tests.support.ray_cli import assert_exits_2_without_ray_and_3_when_the_address_does_not_answer
+from tests.support.ray_cluster import local_ray_cluster
 from tests.support.swebench_ray_worker import HOOK, SOLVER, solver_model
 
 from debatecode.bench.swebench import Prediction, RunSummary, remote
@@ -46,14 +47,8 @@ RUN_ID = "cmp"
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
     """A local Ray cluster of 2 CPUs whose workers grade with the fake builder and sandbox."""
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"worker_process_setup_hook": HOOK, "env_vars": {"PYTHONPATH": str(REPO)}},
-    )
-    yield
-    ray.shutdown()
+    with local_ray_cluster(HOOK):
+        yield
 
 
 def _predictions(bench: CalcBench) -> list[Prediction]:
