@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -96,88 +97,76 @@ def hostile_model() -> Iterator[str]:
 def test_a_debate_is_followed_and_steered_from_the_dashboard(
     requires_browser: None, tmp_path: Path, hostile_model: str, make_app: Callable[..., Any]
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     app = make_app(server_config(tmp_path, hostile_model, **ROUNDS, **{"gates.poll_s": 0.05}))
     problems: list[str] = []
     titles: list[str] = []
-    with serving(app) as base, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(WAIT_MS)
-            page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-            page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None)
-            page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    with _watched_page(app, problems, width=1280, height=900) as (base, page):
+        page.goto(f"{base}/")
+        expect(page.get_by_test_id("session-table")).to_contain_text("No sessions yet")
+        started = httpx.post(
+            f"{base}/v1/sessions",
+            json={"task": ADD_TASK_TEXT, "checkpoints": True, "gates": ["convergence"]},
+            timeout=60,
+        )
+        assert started.status_code == 202, started.text
+        session_id = started.json()["id"]
 
-            page.goto(f"{base}/")
-            expect(page.get_by_test_id("session-table")).to_contain_text("No sessions yet")
-            started = httpx.post(
-                f"{base}/v1/sessions",
-                json={"task": ADD_TASK_TEXT, "checkpoints": True, "gates": ["convergence"]},
-                timeout=60,
-            )
-            assert started.status_code == 202, started.text
-            session_id = started.json()["id"]
+        # The list refreshes by itself and links to the session's live page.
+        row = page.locator(f'[data-testid="session-row"][data-session="{session_id}"]')
+        row.get_by_role("link").click()
+        page.wait_for_url(f"**/sessions/{session_id}")
 
-            # The list refreshes by itself and links to the session's live page.
-            row = page.locator(f'[data-testid="session-row"][data-session="{session_id}"]')
-            row.get_by_role("link").click()
-            page.wait_for_url(f"**/sessions/{session_id}")
+        card = page.locator('[data-testid="agent-card"][data-agent="agent-1"]')
+        expect(card.get_by_test_id("agent-tests")).to_have_text(ALL_PASS)
+        expect(page.locator('[data-testid="agent-card"][data-agent="agent-2"]')).to_be_visible()
+        expect(page.get_by_test_id("checkpoint-panel")).to_be_visible()
+        expect(page.get_by_test_id("checkpoint-panel")).to_contain_text("round 1")
+        expect(page.get_by_test_id("gate-panel")).to_be_hidden()
+        expect(page.get_by_test_id("cancel-button")).to_be_visible()
+        MID_DEBATE_SHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(MID_DEBATE_SHOT), full_page=True)
+        if os.environ.get("DEBATECODE_DOCS_SCREENSHOT") == "1":
+            page.screenshot(path=str(DOCS_SHOT), full_page=True)
 
-            card = page.locator('[data-testid="agent-card"][data-agent="agent-1"]')
-            expect(card.get_by_test_id("agent-tests")).to_have_text(ALL_PASS)
-            expect(page.locator('[data-testid="agent-card"][data-agent="agent-2"]')).to_be_visible()
-            expect(page.get_by_test_id("checkpoint-panel")).to_be_visible()
-            expect(page.get_by_test_id("checkpoint-panel")).to_contain_text("round 1")
-            expect(page.get_by_test_id("gate-panel")).to_be_hidden()
-            expect(page.get_by_test_id("cancel-button")).to_be_visible()
-            MID_DEBATE_SHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(MID_DEBATE_SHOT), full_page=True)
-            if os.environ.get("DEBATECODE_DOCS_SCREENSHOT") == "1":
-                page.screenshot(path=str(DOCS_SHOT), full_page=True)
+        page.get_by_test_id("checkpoint-continue").click()
+        expect(page.get_by_test_id("checkpoint-panel")).to_be_hidden()
+        # Round 2 had not started when the page was drawn: these come through the event stream.
+        expect(page.locator('[data-testid="phase"][data-phase="review"][data-round="2"]')).to_be_visible()
+        expect(page.get_by_test_id("decisions")).to_contain_text("checkpoint after round 1: continue")
+        # A reply of round 2, put in its card by the script as it streamed in: shown, not run.
+        judge = page.locator('[data-testid="agent-card"][data-agent="judge"]')
+        expect(judge.locator('[data-field="snippet"]')).to_contain_text(f"[round 2] {PAYLOAD}")
+        expect(judge.locator("img")).to_have_count(0)
 
-            page.get_by_test_id("checkpoint-continue").click()
-            expect(page.get_by_test_id("checkpoint-panel")).to_be_hidden()
-            # Round 2 had not started when the page was drawn: these come through the event stream.
-            expect(page.locator('[data-testid="phase"][data-phase="review"][data-round="2"]')).to_be_visible()
-            expect(page.get_by_test_id("decisions")).to_contain_text("checkpoint after round 1: continue")
-            # A reply of round 2, put in its card by the script as it streamed in: shown, not run.
-            judge = page.locator('[data-testid="agent-card"][data-agent="judge"]')
-            expect(judge.locator('[data-field="snippet"]')).to_contain_text(f"[round 2] {PAYLOAD}")
-            expect(judge.locator("img")).to_have_count(0)
+        expect(page.get_by_test_id("gate-panel")).to_be_visible()
+        expect(page.get_by_test_id("gate-panel")).to_contain_text("convergence")
+        page.get_by_test_id("gate-comment").fill("Plain addition is right.")
+        page.get_by_test_id("gate-approve").click()
 
-            expect(page.get_by_test_id("gate-panel")).to_be_visible()
-            expect(page.get_by_test_id("gate-panel")).to_contain_text("convergence")
-            page.get_by_test_id("gate-comment").fill("Plain addition is right.")
-            page.get_by_test_id("gate-approve").click()
+        expect(page.get_by_test_id("session-status")).to_have_text("completed")
+        expect(page.get_by_test_id("decisions")).to_contain_text(
+            "convergence gate: approved by web (Plain addition is right.)"
+        )
+        expect(page.get_by_test_id("gate-panel")).to_be_hidden()
+        expect(page.get_by_test_id("cancel-button")).to_be_hidden()
+        # The transcript was reloaded when the stream ended: the report is there now.
+        expect(page.get_by_test_id("report")).to_contain_text("debatecode report: Add two numbers")
+        expect(page.get_by_test_id("report")).to_contain_text("all tests pass")
+        stored_turns = app.state.ctx.store.turns(session_id)
+        expect(page.get_by_test_id("turn")).to_have_count(len(stored_turns))
+        page.get_by_test_id("version").first.locator("summary").click()
+        expect(page.get_by_test_id("version").first.locator("pre.diff")).to_contain_text("return a + b")
+        ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACT), full_page=True)
+        titles.append(page.title())
+        expect(page.get_by_test_id("turn").filter(has_text="[round 2]").first.locator("pre.reply")).to_contain_text(
+            PAYLOAD
+        )
 
-            expect(page.get_by_test_id("session-status")).to_have_text("completed")
-            expect(page.get_by_test_id("decisions")).to_contain_text(
-                "convergence gate: approved by web (Plain addition is right.)"
-            )
-            expect(page.get_by_test_id("gate-panel")).to_be_hidden()
-            expect(page.get_by_test_id("cancel-button")).to_be_hidden()
-            # The transcript was reloaded when the stream ended: the report is there now.
-            expect(page.get_by_test_id("report")).to_contain_text("debatecode report: Add two numbers")
-            expect(page.get_by_test_id("report")).to_contain_text("all tests pass")
-            stored_turns = app.state.ctx.store.turns(session_id)
-            expect(page.get_by_test_id("turn")).to_have_count(len(stored_turns))
-            page.get_by_test_id("version").first.locator("summary").click()
-            expect(page.get_by_test_id("version").first.locator("pre.diff")).to_contain_text("return a + b")
-            ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACT), full_page=True)
-            titles.append(page.title())
-            expect(page.get_by_test_id("turn").filter(has_text="[round 2]").first.locator("pre.reply")).to_contain_text(
-                PAYLOAD
-            )
-
-            page.goto(f"{base}/")
-            expect(page.locator(f'[data-testid="session-row"][data-session="{session_id}"]')).to_contain_text(
-                "completed"
-            )
-        finally:
-            browser.close()
+        page.goto(f"{base}/")
+        expect(page.locator(f'[data-testid="session-row"][data-session="{session_id}"]')).to_contain_text("completed")
     assert problems == [], "the pages ran without script errors"
     assert titles and "pwned" not in titles, "no reply's markup ever ran"
     assert ARTIFACT.stat().st_size > 10_000 and MID_DEBATE_SHOT.stat().st_size > 10_000
@@ -193,7 +182,26 @@ def _shot(page: Any, name: str) -> Path:
     return path
 
 
+@contextmanager
+def _watched_page(app: Any, problems: list[str], *, width: int, height: int) -> Iterator[tuple[str, Any]]:
+    """``app`` served and one Chromium page of ``width`` x ``height`` on it, watched (``_watch``); closed after.
+
+    Yields the server's base URL and the page.
+    """
+    from playwright.sync_api import sync_playwright
+
+    with serving(app) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            _watch(page, problems)
+            yield base, page
+        finally:
+            browser.close()
+
+
 def _watch(page: Any, problems: list[str]) -> None:
+    """Every page error, console error and HTTP error response is added to ``problems``."""
     page.set_default_timeout(WAIT_MS)
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None)
@@ -203,63 +211,55 @@ def _watch(page: Any, problems: list[str]) -> None:
 def test_an_escalated_design_debate_is_decided_with_the_pages_buttons(
     requires_browser: None, tmp_path: Path, stalemate_model: str, make_app: Callable[..., Any]
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     app = make_app(server_config(tmp_path, stalemate_model, **STALEMATE))
     problems: list[str] = []
     shots: list[Path] = []
-    with serving(app) as base, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            _watch(page, problems)
-            started = httpx.post(
-                f"{base}/v1/debates", json={"question": BILLING_QUESTION, "checkpoints": True}, timeout=60
-            )
-            assert started.status_code == 202, started.text
-            session_id = started.json()["id"]
-            page.goto(f"{base}/?kind=design")
-            row = page.locator(f'[data-testid="session-row"][data-session="{session_id}"]')
-            expect(row.get_by_test_id("session-kind")).to_have_text("design")
-            row.get_by_role("link").click()
-            page.wait_for_url(f"**/sessions/{session_id}")
+    with _watched_page(app, problems, width=1400, height=1000) as (base, page):
+        started = httpx.post(f"{base}/v1/debates", json={"question": BILLING_QUESTION, "checkpoints": True}, timeout=60)
+        assert started.status_code == 202, started.text
+        session_id = started.json()["id"]
+        page.goto(f"{base}/?kind=design")
+        row = page.locator(f'[data-testid="session-row"][data-session="{session_id}"]')
+        expect(row.get_by_test_id("session-kind")).to_have_text("design")
+        row.get_by_role("link").click()
+        page.wait_for_url(f"**/sessions/{session_id}")
 
-            # Continue at each checkpoint from the page until the debate escalates.
-            choose = page.locator('[data-testid^="escalation-choose-"]')
-            for _ in range(5):
-                expect(page.locator("#checkpoint-panel:not([hidden]), button[data-choice]").first).to_be_visible()
-                if choose.count():
-                    break
-                page.get_by_test_id("checkpoint-continue").click()
-                expect(page.get_by_test_id("checkpoint-panel")).to_be_hidden()
-            expect(page.get_by_test_id("escalation-panel")).to_contain_text("stalemate")
-            expect(page.get_by_test_id("chart-series").first).to_be_attached()
-            latest = page.get_by_test_id("design-round").last  # the latest round starts unfolded
-            expect(latest.get_by_test_id("perspective-column").first).to_be_visible()
-            expect(latest.get_by_test_id("challenge").first).to_be_visible()
-            shots.append(_shot(page, "design-escalation.png"))
+        # Continue at each checkpoint from the page until the debate escalates.
+        choose = page.locator('[data-testid^="escalation-choose-"]')
+        for _ in range(5):
+            expect(page.locator("#checkpoint-panel:not([hidden]), button[data-choice]").first).to_be_visible()
+            if choose.count():
+                break
+            page.get_by_test_id("checkpoint-continue").click()
+            expect(page.get_by_test_id("checkpoint-panel")).to_be_hidden()
+        expect(page.get_by_test_id("escalation-panel")).to_contain_text("stalemate")
+        expect(page.get_by_test_id("chart-series").first).to_be_attached()
+        latest = page.get_by_test_id("design-round").last  # the latest round starts unfolded
+        expect(latest.get_by_test_id("perspective-column").first).to_be_visible()
+        expect(latest.get_by_test_id("challenge").first).to_be_visible()
+        shots.append(_shot(page, "design-escalation.png"))
 
-            option = page.get_by_test_id("escalation-options").locator("li").filter(has_text=KAFKA)
-            label = option.get_attribute("data-option")
-            assert label, "the Kafka option has a label"
-            page.get_by_test_id("escalation-guidance").fill("Kafka for invoices only")
-            page.get_by_test_id(f"escalation-choose-{label}").click()
-            expect(page.get_by_test_id("session-status")).to_have_text("completed")
-            expect(page.get_by_test_id("escalation-choice")).to_contain_text(f"{label}:")
-            expect(page.get_by_test_id("escalation-choice")).to_contain_text("Kafka for invoices only")
-            expect(page.get_by_test_id("decisions")).to_contain_text(f"option {label} chosen by human")
-            recommendation = page.locator('[data-testid="adr-section"][data-section="Recommendation"]')
-            expect(recommendation).to_be_visible()
-            dissents = page.locator('[data-testid="adr-section"][data-section="Dissents"]')
-            expect(dissents.locator(".markdown")).to_be_hidden()
-            dissents.locator("summary").click()
-            expect(dissents.locator(".markdown")).to_be_visible()
-            page.locator('[data-testid="design-round"][data-round="0"] > summary').click()
-            shots.append(_shot(page, "design-decided.png"))
-            turns = app.state.ctx.store.turns(session_id)
-            assert any(t.key == "r0/escalation/human/choice" and t.metadata["choice"] == label for t in turns)
-        finally:
-            browser.close()
+        option = page.get_by_test_id("escalation-options").locator("li").filter(has_text=KAFKA)
+        label = option.get_attribute("data-option")
+        assert label, "the Kafka option has a label"
+        page.get_by_test_id("escalation-guidance").fill("Kafka for invoices only")
+        page.get_by_test_id(f"escalation-choose-{label}").click()
+        expect(page.get_by_test_id("session-status")).to_have_text("completed")
+        expect(page.get_by_test_id("escalation-choice")).to_contain_text(f"{label}:")
+        expect(page.get_by_test_id("escalation-choice")).to_contain_text("Kafka for invoices only")
+        expect(page.get_by_test_id("decisions")).to_contain_text(f"option {label} chosen by human")
+        recommendation = page.locator('[data-testid="adr-section"][data-section="Recommendation"]')
+        expect(recommendation).to_be_visible()
+        dissents = page.locator('[data-testid="adr-section"][data-section="Dissents"]')
+        expect(dissents.locator(".markdown")).to_be_hidden()
+        dissents.locator("summary").click()
+        expect(dissents.locator(".markdown")).to_be_visible()
+        page.locator('[data-testid="design-round"][data-round="0"] > summary').click()
+        shots.append(_shot(page, "design-decided.png"))
+        turns = app.state.ctx.store.turns(session_id)
+        assert any(t.key == "r0/escalation/human/choice" and t.metadata["choice"] == label for t in turns)
     assert problems == [], "the pages ran without script errors"
     assert all(shot.stat().st_size > 10_000 for shot in shots)
 
@@ -267,39 +267,33 @@ def test_an_escalated_design_debate_is_decided_with_the_pages_buttons(
 def test_per_test_results_and_two_versions_side_by_side_in_the_browser(
     requires_browser: None, tmp_path: Path, buggy_model: str, make_app: Callable[..., Any]
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     app = make_app(server_config(tmp_path, buggy_model))
     problems: list[str] = []
-    with serving(app) as base, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            _watch(page, problems)
-            body = {"task": ZERO_TASK, "overrides": {"agents": 2, "phases.adjudication": False}}
-            started = httpx.post(f"{base}/v1/sessions", json=body, timeout=60)
-            assert started.status_code == 202, started.text
-            session_id = started.json()["id"]
-            page.goto(f"{base}/sessions/{session_id}")
-            expect(page.get_by_test_id("session-status")).to_have_text("completed")
-            failing = page.locator('[data-testid="test-run"][data-agent="agent-2"]')
-            expect(failing.get_by_test_id("test-failure").first).to_be_visible()
-            expect(failing.get_by_test_id("test-failure").first).to_contain_text("assert")
-            expect(page.get_by_test_id("model-call").first).to_contain_text("temperature=")
-            page.get_by_test_id("code-results").scroll_into_view_if_needed()
-            _shot(page, "code-tests.png")
-            versions = {v.agent_id: v.version_number for v in app.state.ctx.store.versions(session_id)}
-            page.get_by_test_id("compare-a").select_option(str(versions["agent-1"]))
-            page.get_by_test_id("compare-b").select_option(str(versions["agent-2"]))
-            page.get_by_test_id("compare-button").click()
-            table = page.get_by_test_id("side-by-side")
-            expect(table).to_contain_text("return a + 1")
-            expect(table.locator("tr.changed, tr.added").first).to_be_visible()
-            table.scroll_into_view_if_needed()
-            _shot(page, "code-compare.png")
-            page.goto(f"{base}/?q=add")
-            expect(page.get_by_test_id("session-row")).to_have_count(1)
-            _shot(page, "session-list.png")
-        finally:
-            browser.close()
+    with _watched_page(app, problems, width=1400, height=1000) as (base, page):
+        body = {"task": ZERO_TASK, "overrides": {"agents": 2, "phases.adjudication": False}}
+        started = httpx.post(f"{base}/v1/sessions", json=body, timeout=60)
+        assert started.status_code == 202, started.text
+        session_id = started.json()["id"]
+        page.goto(f"{base}/sessions/{session_id}")
+        expect(page.get_by_test_id("session-status")).to_have_text("completed")
+        failing = page.locator('[data-testid="test-run"][data-agent="agent-2"]')
+        expect(failing.get_by_test_id("test-failure").first).to_be_visible()
+        expect(failing.get_by_test_id("test-failure").first).to_contain_text("assert")
+        expect(page.get_by_test_id("model-call").first).to_contain_text("temperature=")
+        page.get_by_test_id("code-results").scroll_into_view_if_needed()
+        _shot(page, "code-tests.png")
+        versions = {v.agent_id: v.version_number for v in app.state.ctx.store.versions(session_id)}
+        page.get_by_test_id("compare-a").select_option(str(versions["agent-1"]))
+        page.get_by_test_id("compare-b").select_option(str(versions["agent-2"]))
+        page.get_by_test_id("compare-button").click()
+        table = page.get_by_test_id("side-by-side")
+        expect(table).to_contain_text("return a + 1")
+        expect(table.locator("tr.changed, tr.added").first).to_be_visible()
+        table.scroll_into_view_if_needed()
+        _shot(page, "code-compare.png")
+        page.goto(f"{base}/?q=add")
+        expect(page.get_by_test_id("session-row")).to_have_count(1)
+        _shot(page, "session-list.png")
     assert problems == [], "the pages ran without script errors"
