@@ -12,6 +12,7 @@ from tests.support.dummy_sandbox import DummySandbox
 from debatecode.config import DebateConfig, load_config
 from debatecode.llm.client import LLMClient
 from debatecode.llm.scripted import ScriptedModel, ScriptedReply, register_scripted, unregister_scripted
+from debatecode.llm.transport import Transport
 from debatecode.protocol.engine import DebateEngine, DebateResult
 from debatecode.protocol.events import Event, EventBus
 from debatecode.sandbox.base import Sandbox
@@ -86,12 +87,15 @@ class Harness:
         self._names.append(name)
         return f"scripted/{name}"
 
-    def engine(self, config: DebateConfig, *, human: Any = None) -> tuple[DebateEngine, SessionStore]:
+    def engine(
+        self, config: DebateConfig, *, human: Any = None, transport: Transport | None = None
+    ) -> tuple[DebateEngine, SessionStore]:
+        """A new engine on ``config`` (its events logged here) and its store; ``transport``: the LLM's, when given."""
         store = open_store(config.store_url)
         self.stores.append(store)
         bus = EventBus()
         bus.subscribe(self.events.append)
-        llm = LLMClient(config.llm, token_budget=config.token_budget)
+        llm = LLMClient(config.llm, transport=transport, token_budget=config.token_budget)
         return DebateEngine(config, llm=llm, sandbox=self.sandbox, store=store, bus=bus, human=human), store
 
     async def solve(self, config: DebateConfig, task: Path = ADD_TASK) -> tuple[DebateResult, list[TurnRecord]]:

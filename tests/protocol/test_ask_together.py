@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tests.protocol.conftest import ADD_TASK, Harness
+from tests.protocol.conftest import ADD_TASK, AUTHORS_ONLY, LATE_PHASES_OFF, Harness
 from tests.support.debaters import add_debater
 
-from debatecode.llm.client import LLMClient
 from debatecode.llm.transport import CompletionRequest, RawCompletion
-from debatecode.protocol.engine import DebateEngine
-from debatecode.protocol.events import EventBus
-from debatecode.store import open_store
 from debatecode.task import load_task
 
 
@@ -43,20 +39,15 @@ async def test_sampled_authors_draft_together_and_each_reply_is_a_turn(harness: 
             "phases.adjudication": False,
             "phases.critique": False,
             "phases.review": False,
-            "phases.optimization": False,
-            "phases.adversarial": False,
+            **LATE_PHASES_OFF,
             "phases.dehallucination": False,
-            "participants.moonshot": False,
-            "participants.contrarian": False,
+            **AUTHORS_ONLY,
             "participants.teacher": False,
             "reflexion.in_debate": False,
         },
     )
     transport = _BatchingModel()
-    store = open_store(config.store_url)
-    harness.stores.append(store)
-    llm = LLMClient(config.llm, transport=transport, token_budget=config.token_budget)
-    engine = DebateEngine(config, llm=llm, sandbox=harness.sandbox, store=store, bus=EventBus())
+    engine, store = harness.engine(config, transport=transport)
     result = await engine.solve(load_task(ADD_TASK))
     assert result.status == "completed", result.error
     # agent-1 decodes greedily on its own; agents 2-4 sample at the same temperature: one batch of three seeds.
@@ -79,10 +70,7 @@ async def test_draft_batch_1_asks_one_at_a_time(harness: Harness) -> None:
         **{"llm.draft_batch": 1, "reflexion.in_debate": False},
     )
     transport = _BatchingModel()
-    store = open_store(config.store_url)
-    harness.stores.append(store)
-    llm = LLMClient(config.llm, transport=transport, token_budget=config.token_budget)
-    engine = DebateEngine(config, llm=llm, sandbox=harness.sandbox, store=store, bus=EventBus())
+    engine, _ = harness.engine(config, transport=transport)
     result = await engine.solve(load_task(ADD_TASK))
     assert result.status == "completed", result.error
     assert transport.batches == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.protocol.conftest import ADD_TASK, GOOD, Harness
+from tests.protocol.conftest import ADD_TASK, AUTHORS_ONLY, GOOD, LATE_PHASES_OFF, Harness
 
 from debatecode.task import load_task
 
@@ -28,11 +28,9 @@ def _debater(prompts: list[tuple[dict[str, str], str]], *, revise: str) -> objec
 
 CONFIG = {
     "phases.critique": False,
-    "phases.optimization": False,
-    "phases.adversarial": False,
+    **LATE_PHASES_OFF,
     "phases.dehallucination": False,
-    "participants.moonshot": False,
-    "participants.contrarian": False,
+    **AUTHORS_ONLY,
     "participants.teacher": False,
     "review.reviewers": ["judge"],
 }
