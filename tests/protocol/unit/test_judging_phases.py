@@ -3,7 +3,7 @@ hand-built state (no engine, git or sandbox)."""
 
 from __future__ import annotations
 
-from tests.protocol.unit.replies import BAD, FAST, GOOD, HACK, fenced
+from tests.protocol.unit.replies import BAD, FAST, GOOD, HACK, fenced, nobody_is_asked
 from tests.support.unit_runs import candidate, unit_config, unit_run
 
 from debatecode.execution.generated import RedTest
@@ -100,10 +100,7 @@ async def test_optimization_keeps_a_change_that_regresses_nothing_and_discards_o
 
 
 async def test_convergence_picks_the_candidate_passing_most_tests_without_asking_anyone() -> None:
-    def reply(messages: object, tags: dict[str, str]) -> str:
-        raise AssertionError(f"nobody is asked: {tags}")
-
-    run = unit_run(unit_config(agents=2), reply, only={"agent-1", "agent-2"})
+    run = unit_run(unit_config(agents=2), nobody_is_asked, only={"agent-1", "agent-2"})
     await candidate(run, "agent-1", BAD)
     await candidate(run, "agent-2", GOOD)
 
@@ -115,10 +112,7 @@ async def test_convergence_picks_the_candidate_passing_most_tests_without_asking
 
 
 async def test_convergence_majority_counts_identical_codes_among_the_tied() -> None:
-    def reply(messages: object, tags: dict[str, str]) -> str:
-        raise AssertionError(f"nobody is asked: {tags}")
-
-    run = unit_run(unit_config(agents=3), reply, only={"agent-1", "agent-2", "agent-3"})
+    run = unit_run(unit_config(agents=3), nobody_is_asked, only={"agent-1", "agent-2", "agent-3"})
     await candidate(run, "agent-1", FAST)
     await candidate(run, "agent-2", GOOD)
     await candidate(run, "agent-3", GOOD)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tests.protocol.unit.replies import GOOD, HACK, fenced
+from tests.protocol.unit.replies import GOOD, HACK, fenced, nobody_is_asked
 from tests.support.unit_runs import candidate, unit_config, unit_run
 
 from debatecode.protocol.phases import AdjudicationPhase, AdversarialPhase, CritiquePhase
@@ -44,10 +44,7 @@ async def test_adjudication_turns_the_majority_answer_into_a_test_and_the_wrong_
 
 
 async def test_adjudication_when_passing_asks_nobody_while_every_candidate_fails_a_visible_test() -> None:
-    def reply(messages: object, tags: dict[str, str]) -> str:
-        raise AssertionError(f"nobody is asked: {tags}")
-
-    run = unit_run(unit_config(agents=2), reply, only={"agent-1", "agent-2"})
+    run = unit_run(unit_config(agents=2), nobody_is_asked, only={"agent-1", "agent-2"})
     await candidate(run, "agent-1", "def add(a: int, b: int) -> int:\n    return a - b\n")
     await candidate(run, "agent-2", "def add(a: int, b: int) -> int:\n    return a * b\n")
 
@@ -58,10 +55,7 @@ async def test_adjudication_when_passing_asks_nobody_while_every_candidate_fails
 
 
 async def test_adjudication_is_silent_when_the_candidates_behave_alike() -> None:
-    def reply(messages: object, tags: dict[str, str]) -> str:
-        raise AssertionError(f"nobody is asked: {tags}")
-
-    run = unit_run(unit_config(agents=2), reply, only={"agent-1", "agent-2"})
+    run = unit_run(unit_config(agents=2), nobody_is_asked, only={"agent-1", "agent-2"})
     await candidate(run, "agent-1", GOOD)
     await candidate(run, "agent-2", "def add(a: int, b: int) -> int:\n    return b + a\n")
 
@@ -95,10 +89,7 @@ async def test_critique_exchanges_tests_trusted_by_a_majority_and_the_attacked_a
 
 
 async def test_critique_when_tied_stays_silent_while_the_tests_separate_the_candidates() -> None:
-    def reply(messages: object, tags: dict[str, str]) -> str:
-        raise AssertionError(f"nobody is asked: {tags}")
-
-    run = unit_run(unit_config(agents=2), reply, only={"agent-1", "agent-2"})
+    run = unit_run(unit_config(agents=2), nobody_is_asked, only={"agent-1", "agent-2"})
     await candidate(run, "agent-1", GOOD)
     await candidate(run, "agent-2", "def add(a: int, b: int) -> int:\n    return a - b\n")
 
