@@ -3,51 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.cli.helpers import run_cli
-from tests.support.debaters import add_debater
 from tests.support.dummy_sandbox import DummySandbox
+from tests.support.sweep_scripted import TASKS, content, light_config_file, sweep_model
 
 import debatecode.bench.sweep as sweep_module
 import debatecode.sandbox
 from debatecode.bench.sweep import run_sweep
 from debatecode.sandbox.settings import SandboxSettings
 
-REPO = Path(__file__).resolve().parents[2]
-TASKS = [REPO / "examples" / "tasks" / "add.md", REPO / "examples" / "tasks" / "sum_range.md"]
-
 
 @pytest.fixture
 def light_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A short protocol on a scripted model, with the tests' dummy sandbox (it runs only the model's code below)."""
-    from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
+    from debatecode.llm.scripted import register_scripted, unregister_scripted
 
     def create_sandbox(settings: SandboxSettings, backend: str | None = None) -> DummySandbox:
         return DummySandbox()
 
     monkeypatch.setattr(debatecode.sandbox, "create_sandbox", create_sandbox)
-    register_scripted("sweep-jobs", ScriptedModel(fn=add_debater(style_variants=False)))
-    path = tmp_path / "debatecode.toml"
-    path.write_text(
-        'model = "scripted/sweep-jobs"\n'
-        f'store_url = "sqlite:///{tmp_path / "sweep.db"}"\n'
-        "rounds = 0\n"
-        "[memory]\nenabled = false\n"
-        "[participants]\ncontrarian = false\nmoonshot = false\nteacher = false\n"
-        "[phases]\ndehallucination = false\nself_evolvement = false\ncritique = false\nreview = false\n"
-        "optimization = false\nadversarial = false\n",
-        encoding="utf-8",
-    )
-    yield path
+    register_scripted("sweep-jobs", sweep_model())
+    yield light_config_file(tmp_path, tmp_path / "sweep.db", model="scripted/sweep-jobs")
     unregister_scripted("sweep-jobs")
-
-
-def _content(runs: list[Any]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in asdict(run).items() if k not in ("seconds", "session_id")} for run in runs]
 
 
 def test_a_sweep_with_jobs_3_reports_what_a_serial_sweep_reports(
@@ -80,7 +61,7 @@ def test_a_sweep_with_jobs_3_reports_what_a_serial_sweep_reports(
     assert [(r.values["agents"], r.task) for r in parallel.runs] == [
         (agents, task.name) for agents in (1, 2, 3) for task in TASKS
     ], "runs in grid order"
-    assert _content(parallel.runs) == _content(serial.runs)
+    assert content(parallel.runs) == content(serial.runs)
     assert [{k: v for k, v in row.items() if k != "seconds"} for row in parallel.rows()] == [
         {k: v for k, v in row.items() if k != "seconds"} for row in serial.rows()
     ]
