@@ -9,7 +9,7 @@ sessions' ids may differ between the runs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from tests.support.dummy_sandbox import DummySandbox
 from tests.support.humaneval_scripted import MODEL, TIMINGS, WRONG, mixed_config, mixed_model, problems
 from tests.support.humaneval_scripted import rows as _rows
 from tests.support.humaneval_scripted import without_time as _without_time
+from tests.support.in_flight import InFlight
 
 import debatecode.bench.humaneval.results_folder as sessions_module
 import debatecode.sandbox
@@ -54,25 +55,12 @@ def scripted_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 def test_jobs_3_gives_the_results_of_a_serial_run(
     tmp_path: Path, scripted_config: DebateConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    in_flight = [0]
-    most = [0]
-
-    def counted(session: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitable[dict[str, Any]]]:
-        async def run(*args: Any, **kwargs: Any) -> dict[str, Any]:
-            in_flight[0] += 1
-            most[0] = max(most[0], in_flight[0])
-            try:
-                return await session(*args, **kwargs)
-            finally:
-                in_flight[0] -= 1
-
-        return run
-
-    monkeypatch.setattr(sessions_module, "strategy_record", counted(sessions_module.strategy_record))
-    monkeypatch.setattr(sessions_module, "sample_record", counted(sessions_module.sample_record))
+    sessions = InFlight()
+    monkeypatch.setattr(sessions_module, "strategy_record", sessions.counted(sessions_module.strategy_record))
+    monkeypatch.setattr(sessions_module, "sample_record", sessions.counted(sessions_module.sample_record))
     runs = {}
     for jobs in (1, 3):
-        most[0] = 0
+        sessions.most = 0
         runs[jobs] = run_humaneval(
             PROBLEMS,
             config=scripted_config,
@@ -82,7 +70,7 @@ def test_jobs_3_gives_the_results_of_a_serial_run(
             agents=2,
             jobs=jobs,
         )
-        assert most[0] == min(jobs, 3), f"--jobs {jobs} ran {most[0]} sessions at once"
+        assert sessions.most == min(jobs, 3), f"--jobs {jobs} ran {sessions.most} sessions at once"
 
     serial, parallel = runs[1], runs[3]
     assert _rows(serial.results_path) == _rows(parallel.results_path)
@@ -133,23 +121,20 @@ def test_an_interrupted_parallel_run_resumes_without_repeating(
 
 def test_run_bounded_starts_in_order_and_never_exceeds_jobs() -> None:
     started: list[int] = []
-    running = [0]
-    most = [0]
+    at_once = InFlight()
 
+    @at_once.counted
     async def work(item: int) -> None:
         started.append(item)
-        running[0] += 1
-        most[0] = max(most[0], running[0])
         await asyncio.sleep(0.001 * (item % 3))
-        running[0] -= 1
 
     asyncio.run(run_bounded(list(range(10)), 3, work))
     assert sorted(started) == list(range(10)) and started[:3] == [0, 1, 2]
-    assert most[0] == 3
+    assert at_once.most == 3
     started.clear()
-    most[0] = 0
+    at_once.most = 0
     asyncio.run(run_bounded(list(range(5)), 1, work))
-    assert started == [0, 1, 2, 3, 4] and most[0] == 1
+    assert started == [0, 1, 2, 3, 4] and at_once.most == 1
 
 
 def test_run_bounded_raises_the_first_error_unwrapped_and_cancels_the_rest() -> None:
@@ -176,22 +161,19 @@ def test_run_bounded_raises_the_first_error_unwrapped_and_cancels_the_rest() -> 
 
 def test_run_queue_starts_follow_ups_first_and_never_exceeds_jobs() -> None:
     started: list[str] = []
-    running = [0]
-    most = [0]
+    at_once = InFlight()
 
+    @at_once.counted
     async def work(item: str) -> list[str]:
         started.append(item)
-        running[0] += 1
-        most[0] = max(most[0], running[0])
         await asyncio.sleep(0.001 * len(item))
-        running[0] -= 1
         return [item + "'"] if len(item) < 3 else []
 
     asyncio.run(run_queue(["a", "b", "c"], 1, work))
     assert started == ["a", "a'", "a''", "b", "b'", "b''", "c", "c'", "c''"], "serial: each item's follow-ups next"
     started.clear()
     asyncio.run(run_queue(["a", "b", "c", "d"], 2, work))
-    assert sorted(started) == sorted(x + "'" * n for x in "abcd" for n in range(3)) and most[0] == 2
+    assert sorted(started) == sorted(x + "'" * n for x in "abcd" for n in range(3)) and at_once.most == 2
     assert all(started.index(x) < started.index(x + "'") < started.index(x + "''") for x in "abcd")
 
     async def failing(item: str) -> list[str]:

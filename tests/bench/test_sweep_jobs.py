@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from tests.cli.helpers import run_cli
 from tests.support.dummy_sandbox import DummySandbox
+from tests.support.in_flight import InFlight
 from tests.support.sweep_scripted import TASKS, content, light_config_file, sweep_model
 
 import debatecode.bench.sweep as sweep_module
@@ -36,25 +37,14 @@ def test_a_sweep_with_jobs_3_reports_what_a_serial_sweep_reports(
 ) -> None:
     import debatecode._api
 
-    in_flight = [0]
-    most = [0]
-    real_solve = debatecode._api.solve_async
-
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        in_flight[0] += 1
-        most[0] = max(most[0], in_flight[0])
-        try:
-            return await real_solve(*args, **kwargs)
-        finally:
-            in_flight[0] -= 1
-
-    monkeypatch.setattr(debatecode._api, "solve_async", counted)
+    sessions = InFlight()
+    monkeypatch.setattr(debatecode._api, "solve_async", sessions.counted(debatecode._api.solve_async))
     grid: dict[str, list[Any]] = {"agents": [1, 2, 3]}
     reports = {}
     for jobs in (1, 3):
-        most[0] = 0
+        sessions.most = 0
         reports[jobs] = run_sweep(TASKS, grid, out=tmp_path / f"sw-{jobs}", config_file=light_config, jobs=jobs)
-        assert most[0] == jobs, f"--jobs {jobs} ran {most[0]} at once"
+        assert sessions.most == jobs, f"--jobs {jobs} ran {sessions.most} at once"
 
     serial, parallel = reports[1], reports[3]
     assert len(serial.runs) == 6
