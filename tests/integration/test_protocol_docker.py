@@ -6,26 +6,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.protocol.conftest import ADD_TASK, Harness
+from tests.protocol.conftest import ADD_TASK, EVERY_PHASE_IN_ORDER, Harness
 from tests.support.debaters import add_debater
 
 from debatecode.config import SandboxSettings
 from debatecode.protocol.events import PhaseStarted
 from debatecode.sandbox.docker import DockerSandbox
 from debatecode.task import load_task
-
-ALL_PHASES = [
-    "dehallucination",
-    "self_evolvement",
-    "proposal",
-    "adjudication",
-    "reflexion",
-    "critique",
-    "review",
-    "optimization",
-    "adversarial",
-    "convergence",
-]
 
 
 @pytest.fixture
@@ -49,7 +36,7 @@ async def test_every_phase_runs_on_each_topology(docker_harness: Harness, topolo
     result = await engine.solve(task)
     try:
         assert result.status == "completed", result.error
-        assert [e.phase for e in harness.of(PhaseStarted)] == ALL_PHASES
+        assert [e.phase for e in harness.of(PhaseStarted)] == EVERY_PHASE_IN_ORDER
         assert result.all_passed and "a + 1" not in (result.code or "")
         turns = store.turns(result.session.id)
         backends = {

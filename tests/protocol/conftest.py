@@ -51,6 +51,19 @@ LATE_PHASES_OFF = {"phases.optimization": False, "phases.adversarial": False}
 """Optimization and adversarial off: a test of an earlier phase does not run them."""
 AUTHORS_ONLY = {"participants.moonshot": False, "participants.contrarian": False}
 """No Moonshot and no Contrarian: only the authors take part."""
+EVERY_PHASE_IN_ORDER = [
+    "dehallucination",
+    "self_evolvement",
+    "proposal",
+    "adjudication",
+    "reflexion",
+    "critique",
+    "review",
+    "optimization",
+    "adversarial",
+    "convergence",
+]
+"""The phases a debate with every phase on starts, in the order it starts them."""
 
 
 def reply(content: str, **filters: Any) -> ScriptedReply:

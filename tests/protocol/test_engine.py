@@ -5,7 +5,17 @@ from __future__ import annotations
 import subprocess
 from collections import Counter
 
-from tests.protocol.conftest import ADD_REPLIES, ADD_TASK, BAD, GOOD, PARTIAL, WORSE, Harness, reply
+from tests.protocol.conftest import (
+    ADD_REPLIES,
+    ADD_TASK,
+    BAD,
+    EVERY_PHASE_IN_ORDER,
+    GOOD,
+    PARTIAL,
+    WORSE,
+    Harness,
+    reply,
+)
 
 from debatecode.protocol.events import PhaseStarted, RoundCompleted, SessionStarted, TurnCompleted, VoteCast
 from debatecode.task import load_task
@@ -27,18 +37,7 @@ async def test_full_protocol_with_the_shipped_replies(harness: Harness) -> None:
     result = await engine.solve(load_task(ADD_TASK))
 
     assert result.status == "completed", result.error
-    assert [e.phase for e in harness.of(PhaseStarted)] == [
-        "dehallucination",
-        "self_evolvement",
-        "proposal",
-        "adjudication",
-        "reflexion",
-        "critique",
-        "review",
-        "optimization",
-        "adversarial",
-        "convergence",
-    ]
+    assert [e.phase for e in harness.of(PhaseStarted)] == EVERY_PHASE_IN_ORDER
     assert result.all_passed
     outcome = result.session.outcome
     assert outcome["winner"] == "agent-1" and outcome["method"] == "vote"
