@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.support.debaters import add_debater
 from tests.support.dummy_sandbox import DummySandbox
 from tests.support.scripted_models import registered_model
+from tests.support.scripted_solve import LIGHT_PROTOCOL
 
 from debatecode import DebateConfig, Services, load_config
 from debatecode.llm.client import LLMClient
@@ -19,19 +19,7 @@ from debatecode.store import open_store
 REPO = Path(__file__).resolve().parents[2]
 ADD_TASK = REPO / "examples" / "tasks" / "add.md"
 
-LIGHT: dict[str, Any] = {
-    "rounds": 0,
-    "phases.dehallucination": False,
-    "phases.self_evolvement": False,
-    "phases.critique": False,
-    "phases.review": False,
-    "phases.optimization": False,
-    "phases.adversarial": False,
-    "participants.contrarian": False,
-    "participants.moonshot": False,
-    "participants.teacher": False,
-    "memory.enabled": False,
-}
+LIGHT = LIGHT_PROTOCOL
 """Proposal and convergence only: enough to end a session, fast."""
 
 

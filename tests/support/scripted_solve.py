@@ -25,16 +25,15 @@ from debatecode.llm.client import LLMClient
 from debatecode.llm.scripted import ScriptedModel, register_scripted, unregister_scripted
 from debatecode.store import open_store
 
-__all__ = ["ADD_TASK", "SCRIPTED_PROTOCOL", "scripted_solve"]
+__all__ = ["ADD_TASK", "LIGHT_PROTOCOL", "SCRIPTED_PROTOCOL", "scripted_solve"]
 
 ADD_TASK = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "add.md"
 
-SCRIPTED_PROTOCOL: dict[str, Any] = {
-    "agents": 2,
-    "rounds": 1,
+LIGHT_PROTOCOL: dict[str, Any] = {
+    "rounds": 0,
     "phases.dehallucination": False,
     "phases.self_evolvement": False,
-    "phases.critique": True,
+    "phases.critique": False,
     "phases.review": False,
     "phases.optimization": False,
     "phases.adversarial": False,
@@ -43,6 +42,9 @@ SCRIPTED_PROTOCOL: dict[str, Any] = {
     "participants.teacher": False,
     "memory.enabled": False,
 }
+"""Proposal and convergence only: enough to end a session, fast."""
+
+SCRIPTED_PROTOCOL: dict[str, Any] = {**LIGHT_PROTOCOL, "agents": 2, "rounds": 1, "phases.critique": True}
 """Two agents, one round at most (the scripted candidates agree, so the debate stops early)."""
 
 
