@@ -7,7 +7,9 @@ import asyncio
 import contextvars
 import threading
 import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -140,6 +142,15 @@ def test_run_sync_in_a_running_loop_keeps_context_and_raises_what_the_coroutine_
     assert run_sync(read_marker) == "unset", "without a running loop it is asyncio.run"
 
 
+def _run_as_a_notebook_cell(cell: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """``cell()`` on a loop of our own whose SIGINT handling is Python's default, as in an IPython kernel."""
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(cell())
+    finally:
+        loop.close()
+
+
 @pytest.mark.usefixtures("ctrl_c_raises")
 def test_interrupting_the_wait_cancels_the_worker() -> None:
     cancelled = threading.Event()
@@ -157,12 +168,7 @@ def test_interrupting_the_wait_cancels_the_worker() -> None:
 
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        # A loop of our own whose SIGINT handling is Python's default, as in an IPython kernel.
-        loop = asyncio.new_event_loop()
-        try:
-            loop.run_until_complete(cell())
-        finally:
-            loop.close()
+        _run_as_a_notebook_cell(cell)
     assert cancelled.is_set()
     assert time.monotonic() - started < 10
 
@@ -208,11 +214,7 @@ def test_interrupting_a_notebook_solve_stops_the_session_as_cancelled(
     started = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
-            loop = asyncio.new_event_loop()
-            try:
-                loop.run_until_complete(cell())
-            finally:
-                loop.close()
+            _run_as_a_notebook_cell(cell)
         [session] = services.store.list_sessions()
     finally:
         services.store.close()
