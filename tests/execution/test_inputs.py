@@ -232,3 +232,11 @@ def test_a_tasks_inputs_are_drawn_once_per_process_and_each_caller_gets_its_own_
     # Another description is another task: its inputs are drawn anew.
     generated_inputs(task.model_copy(update={"description": "Compute it, for empty lists too."}), limit=10, seed=3)
     assert len(draws) == 2
+
+
+def test_a_header_that_ends_the_text_without_a_colon_keeps_its_last_character() -> None:
+    # A task.md `signature:` is often written without the colon; its return annotation must survive whole.
+    params = signature_parameters(_task("shout", "def shout(word: str) -> str"))
+    assert [(p.name, p.annotation) for p in params] == [("word", "str")]
+    params = signature_parameters(_task("pair", "def pair(a: int, b: tuple[int, str])"))
+    assert [(p.name, p.annotation) for p in params] == [("a", "int"), ("b", "tuple[int, str]")]

@@ -310,8 +310,7 @@ def _header(source: str, name: str) -> str | None:
             return source[match.start() : index + 1]
         if char == "\n" and depth == 0:
             return source[match.start() : index].rstrip() + ":"
-    # Kept as this scan has always read it: a header that ends the text without a colon loses its last character.
-    return source[match.start() : len(source) - 1].rstrip() + ":" if scan.depth == 0 else None
+    return source[match.start() :].rstrip() + ":" if scan.depth == 0 else None
 
 
 def _text_of(node: ast.expr | None) -> str | None:
