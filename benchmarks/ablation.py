@@ -9,6 +9,13 @@ Run from a fixed commit, in the background (it takes hours on 2 cores):
 
     .venv/bin/python benchmarks/ablation.py --limit 40 --out benchmarks/results/humaneval-qwen-ablation
 
+Issue 32's ablation of the v3 debate (adjudication, fresh drafts, batched drafts; base
+``benchmarks/configs/humaneval-qwen-v3.toml``), on held-out problems, after the v3 run:
+
+    .venv/bin/python benchmarks/ablation.py --set v3 --start 40 --limit 40 \
+        --full-from benchmarks/results/humaneval-qwen-v3/results.jsonl \
+        --out benchmarks/results/humaneval-qwen-v3-ablation
+
 ``--table-only`` prints and writes the table from what is already there. ``--full-from
 benchmarks/results/humaneval-qwen/results.jsonl`` takes the full debate from the recorded
 164-problem run (same commit and config) instead of running it again. This is a report,
@@ -39,6 +46,17 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "no-refine-iterations": ("drafts tested but never refined", {"self_evolvement": {"max_iterations": 0}}),
 }
 
+V3_BASE = Path(__file__).parent / "configs" / "humaneval-qwen-v3.toml"
+
+V3_VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "full": ("the v3 debate", {}),
+    "no-adjudication": ("no adjudicated tests (nor Red's distinguishing inputs)", {"phases": {"adjudication": False}}),
+    "no-redraws": ("no fresh drafts while every candidate fails an example", {"self_evolvement": {"redraws": 0}}),
+    "draft-batch-1": ("drafts one after another instead of batched (same seeds)", {"llm": {"draft_batch": 1}}),
+}
+"""Issue 32's ablation of the v3 debate (``--set v3``): adjudication, the fresh drafts, and batched drafts
+(the parser's part is offline: ``rerank_recorded.py``'s ``ranking, old parser`` row)."""
+
 
 def _merge(base: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
@@ -56,20 +74,25 @@ def _toml(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _summary(path: Path, limit: int) -> tuple[int, int, float]:
-    """Debate rows of ``path`` (a results.jsonl) on HumanEval/0..limit-1: problems, passed, mean spent tokens."""
+def _summary(path: Path, numbers: range) -> tuple[int, int, float, float]:
+    """Debate rows of ``path`` (a results.jsonl) on HumanEval/``numbers``: problems, passed, mean tokens, mean seconds."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
     debate = {
-        r["task_id"]: r for r in rows if r["strategy"] == "debate" and int(str(r["task_id"]).split("/")[-1]) < limit
+        r["task_id"]: r for r in rows if r["strategy"] == "debate" and int(str(r["task_id"]).split("/")[-1]) in numbers
     }
     passed = sum(1 for r in debate.values() if r.get("passed"))
     tokens = sum(r.get("tokens", 0) for r in debate.values()) / len(debate) if debate else 0.0
-    return len(debate), passed, tokens
+    seconds = sum(r.get("seconds", 0.0) for r in debate.values()) / len(debate) if debate else 0.0
+    return len(debate), passed, tokens, seconds
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, default=40, help="the first N HumanEval problems")
+    parser.add_argument("--start", type=int, default=0, help="the first problem's number (with --limit: a range)")
+    parser.add_argument(
+        "--set", choices=("v1", "v3"), default="v1", help="v1: the first recorded run's phases; v3: issue 32's"
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/humaneval-qwen-ablation"))
     parser.add_argument("--model", default="local/qwen2.5-coder-0.5b")
     parser.add_argument("--only", default="", help="comma-separated variants (default: all)")
@@ -81,8 +104,10 @@ def main() -> int:
         "instead of running the `full` variant again",
     )
     args = parser.parse_args()
-    base = tomllib.loads(BASE.read_text())
-    chosen = [v for v in (args.only.split(",") if args.only else VARIANTS) if v]
+    variants = V3_VARIANTS if args.set == "v3" else VARIANTS
+    base = tomllib.loads((V3_BASE if args.set == "v3" else BASE).read_text())
+    numbers = range(args.start, args.start + args.limit)
+    chosen = [v for v in (args.only.split(",") if args.only else variants) if v]
     if args.full_from is not None:  # the full debate is already recorded: never run it again
         chosen = [v for v in chosen if v != "full"]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -92,45 +117,56 @@ def main() -> int:
             folder = args.out / name
             folder.mkdir(parents=True, exist_ok=True)
             config = folder / "config.toml"
-            config.write_text(_toml(_merge(base, VARIANTS[name][1])))
-            console.rule(f"{name}: {VARIANTS[name][0]}")
+            config.write_text(_toml(_merge(base, variants[name][1])))
+            console.rule(f"{name}: {variants[name][0]}")
             command = [
                 sys.executable, "-m", "debatecode.cli.app", "bench", "humaneval", "--strategy", "debate",
-                "--model", args.model, "--limit", str(args.limit), "--config", str(config), "--out", str(folder),
+                "--model", args.model, "--problems", ",".join(str(n) for n in numbers), "--config", str(config),
+                "--out", str(folder),
             ]  # fmt: skip
             if subprocess.run(command, check=False).returncode not in (0, 1):
                 console.print(f"[red]{name} failed; rerun to resume[/]")
                 return 3
-    _report(args, chosen, console)
+    _report(args, chosen, console, variants, numbers)
     return 0
 
 
-def _report(args: argparse.Namespace, chosen: list[str], console: Console) -> None:
+def _report(
+    args: argparse.Namespace,
+    chosen: list[str],
+    console: Console,
+    variants: dict[str, tuple[str, dict[str, Any]]],
+    numbers: range,
+) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     full_source = args.full_from or args.out / "full" / "results.jsonl"
-    full = _summary(full_source, args.limit)
+    full = _summary(full_source, numbers)
     if args.full_from is not None and "full" not in chosen:
         chosen = ["full", *chosen]
-    table = Table(title=f"Debate ablation, HumanEval/0-{args.limit - 1}, {args.model}")
+    table = Table(title=f"Debate ablation, HumanEval/{numbers.start}-{numbers.stop - 1}, {args.model}")
     rows = [
-        "| variant | what changes | problems | pass@1 | Δ vs full | mean tokens | × full |",
-        "|---|---|---|---|---|---|---|",
+        "| variant | what changes | problems | pass@1 | Δ vs full | mean tokens | × full | mean s | × full |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for column in ("variant", "what changes", "problems", "pass@1", "Δ vs full", "mean tokens", "× full"):
         table.add_column(column)
+    table.add_column("mean s")
+    table.add_column("× full ")
     for name in chosen:
         source = full_source if name == "full" else args.out / name / "results.jsonl"
-        done, passed, tokens = _summary(source, args.limit)
+        done, passed, tokens, seconds = _summary(source, numbers)
         rate = passed / done if done else 0.0
         full_rate = full[1] / full[0] if full[0] else 0.0
         cells = [
             name,
-            VARIANTS[name][0] + (f" (rows of {args.full_from})" if name == "full" and args.full_from else ""),
+            variants[name][0] + (f" (rows of {args.full_from})" if name == "full" and args.full_from else ""),
             str(done),
             f"{passed}/{done} ({rate:.1%})" if done else "—",
             f"{(rate - full_rate) * 100:+.1f} pts" if done and full[0] else "—",
             f"{tokens:,.0f}" if done else "—",
             f"{tokens / full[2]:.2f}" if done and full[2] else "—",
+            f"{seconds:,.0f}" if done else "—",
+            f"{seconds / full[3]:.2f}" if done and full[3] else "—",
         ]
         table.add_row(*cells)
         rows.append("| " + " | ".join(cells) + " |")
@@ -138,7 +174,7 @@ def _report(args: argparse.Namespace, chosen: list[str], console: Console) -> No
     (args.out / "README.md").write_text(
         "# Debate ablation (HumanEval, embedded Qwen)\n\n"
         f"Command: `{' '.join(sys.argv)}` at commit {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
-        "Each variant is `benchmarks/configs/humaneval-qwen.toml` with one change (its `config.toml` is in its\n"
+        f"Each variant is `benchmarks/configs/{(V3_BASE if args.set == 'v3' else BASE).name}` with one change (its `config.toml` is in its\n"
         "folder). pass@1 is on the hidden tests; tokens are spent tokens per problem. A subset of HumanEval,\n"
         "not the whole: read differences of a few problems as noise.\n\n" + "\n".join(rows) + "\n"
     )
