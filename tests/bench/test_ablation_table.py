@@ -57,3 +57,26 @@ def test_without_full_from_the_full_variant_is_read_from_its_own_folder(tmp_path
 
     assert "| 2 | 2/2 (100.0%) | +0.0 pts | 100 | 1.00 |" in rows[1]
     assert "| 2 | 1/2 (50.0%) | -50.0 pts | 300 | 3.00 |" in rows[2]
+
+
+def test_the_v3_set_reads_a_held_out_range_and_reports_time_beside_tokens(tmp_path: Path) -> None:
+    main = tmp_path / "main" / "results.jsonl"
+    # --start 40 --limit 4: problems 40-43 count; 0 (the design set) and 44 do not.
+    _rows(main, "debate", {0: (False, 5), 40: (True, 1000), 41: (False, 3000), 43: (True, 2000), 44: (True, 1)})
+    with main.open() as handle:
+        rows = [json.loads(line) | {"seconds": 100.0} for line in handle]
+    main.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    batch_one = tmp_path / "abl" / "draft-batch-1" / "results.jsonl"
+    _rows(batch_one, "debate", {40: (True, 1000), 41: (True, 3000)})
+    batch_one.write_text(
+        "".join(json.dumps(json.loads(line) | {"seconds": 150.0}) + "\n" for line in batch_one.read_text().splitlines())
+    )
+
+    lines = _table(
+        tmp_path / "abl", "--set", "v3", "--start", "40", "--only", "draft-batch-1", "--full-from", str(main)
+    )
+
+    assert lines[1].startswith("| full | the v3 debate")
+    assert "| 3 | 2/3 (66.7%) | +0.0 pts | 2,000 | 1.00 | 100 | 1.00 |" in lines[1]
+    assert lines[2].startswith("| draft-batch-1 |")
+    assert "| 2 | 2/2 (100.0%) | +33.3 pts | 2,000 | 1.00 | 150 | 1.50 |" in lines[2]
