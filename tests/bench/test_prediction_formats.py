@@ -89,6 +89,18 @@ def test_a_line_with_both_keys_or_neither_is_refused_by_its_number(
     assert '"solution": "<code>"' in message, "the message shows both accepted shapes"
 
 
+def test_half_a_surrogate_pair_is_named_as_such_not_as_broken_json(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    cut = '{"task_id": "HumanEval/0", "completion": "    return \\ud83d\\n"}'  # an emoji cut in two by a writer
+    whole = '{"task_id": "HumanEval/2", "completion": "    return \\ud83d\\ude00\\n"}'
+    path.write_text(whole + "\n" + cut + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        read_samples(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:2: not a sample: `\\ud83d` at column 54 is half of a UTF-16 surrogate pair")
+    assert "not JSON" not in message
+
+
 def test_results_file_and_pass_at_k_are_exactly_human_evals(tmp_path: Path) -> None:
     samples = []
     for i in range(10):

@@ -99,7 +99,7 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
         try:
             sample = _Sample.model_validate_json(line)
         except ValidationError as exc:
-            raise ConfigError(f"{path}:{number}: not a sample: {_sample_problem(exc)}") from exc
+            raise ConfigError(f"{path}:{number}: not a sample: {_sample_problem(exc, line)}") from exc
         given = {"completion", "solution"} & sample.model_fields_set
         if len(given) != 1:
             which = "both `completion` and `solution`" if given else "neither `completion` nor `solution`"
@@ -111,12 +111,25 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
     return samples
 
 
-def _sample_problem(exc: ValidationError) -> str:
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})|(?<![0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+"""A ``\\uD800``-``\\uDFFF`` escape that is not half of a high-low pair: half a character."""
+
+
+def _sample_problem(exc: ValidationError, line: str = "") -> str:
     """The first problem of a sample line, in words, and what a sample looks like."""
     error = exc.errors(include_url=False)[0]
     where = ".".join(str(part) for part in error["loc"])
     got = type(error["input"]).__name__
-    if error["type"] == "json_invalid":
+    lone = _LONE_SURROGATE.search(line) if error["type"] == "json_invalid" else None
+    if lone is not None:
+        problem = (
+            f"`{lone.group()}` at column {lone.start() + 1} is half of a UTF-16 surrogate pair, not a character "
+            "(a writer cut a character such as an emoji in two); write the file again from the original text, "
+            "or replace that escape"
+        )
+    elif error["type"] == "json_invalid":
         problem = f"not JSON ({error['msg'].removeprefix('Invalid JSON: ')})"
     elif error["type"] == "missing":
         problem = f"`{where}` is missing"
