@@ -1,0 +1,148 @@
+"""Issue 32's acceptance lines, read off a recorded HumanEval run's folder: each target, what was measured, met or not.
+
+It reads the run's ``results.jsonl`` (single, reflexion and debate rows), its ``vote-samples.jsonl`` (vote@N
+is the shared ranking over each problem's first N samples, as ``bench humaneval`` scores it) and, when given,
+the wall-time log of ``benchmarks/humaneval_recorded.sh``. Coverage reads only the problems' prompts. Every
+line is a report of hidden-test outcomes: never a tuning signal.
+
+    .venv/bin/python benchmarks/humaneval_acceptance.py benchmarks/results/humaneval-qwen-v3 \\
+        --wall /work/runs/v3-wall.log
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from debatecode.bench._stats import paired_test
+from debatecode.bench.humaneval.problems import load_problems, problem_task
+from debatecode.bench.humaneval.vote import read_vote_samples, vote_at
+
+NON_DEBATE = ("single", "reflexion")
+"""Strategies read from results.jsonl besides the debate; vote@N comes from the samples."""
+
+
+@dataclass(frozen=True)
+class Line:
+    target: str
+    measured: str
+    met: bool | None
+    """None: not measurable from this folder yet."""
+
+
+def passes(rows: Sequence[Mapping[str, Any]], strategy: str) -> dict[str, bool]:
+    """Per problem, whether ``strategy``'s answer passed (the last row of a problem wins, as a resumed run appends)."""
+    return {str(r["task_id"]): bool(r["passed"]) for r in rows if r.get("strategy") == strategy}
+
+
+def mean_tokens(rows: Sequence[Mapping[str, Any]], strategy: str) -> float:
+    chosen = {str(r["task_id"]): int(r.get("tokens", 0)) for r in rows if r.get("strategy") == strategy}
+    return sum(chosen.values()) / len(chosen) if chosen else 0.0
+
+
+def vote_passes(samples: Mapping[str, list[dict[str, Any]]], n: int) -> tuple[dict[str, bool], float]:
+    """vote@``n``'s verdict per problem and its mean spent tokens."""
+    votes = {task: vote_at(drawn, n) for task, drawn in samples.items() if drawn}
+    tokens = sum(v["tokens"] for v in votes.values()) / len(votes) if votes else 0.0
+    return {task: bool(v["passed"]) for task, v in votes.items()}, tokens
+
+
+def wall_hours(log: Path) -> float:
+    """The computed hours in a ``humaneval_recorded.sh`` wall log: the sum of its start-stop intervals."""
+    total, started = 0, None
+    for line in log.read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == "start":
+            started = int(parts[1])
+        elif len(parts) >= 2 and parts[0] == "stop" and started is not None:
+            total += int(parts[1]) - started
+            started = None
+    return total / 3600
+
+
+def rate(verdicts: Mapping[str, bool]) -> str:
+    passed = sum(verdicts.values())
+    return f"{passed}/{len(verdicts)} ({100 * passed / max(1, len(verdicts)):.1f}%)"
+
+
+def acceptance(folder: Path, wall: Path | None, problems: Sequence[Mapping[str, Any]]) -> list[Line]:
+    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
+    samples_path = folder / "vote-samples.jsonl"
+    samples = read_vote_samples(samples_path) if samples_path.is_file() else {}
+    covered = sum(1 for p in problems if problem_task(dict(p)).examples)
+    lines = [Line(">= 155/164 problems with a visible test", f"{covered}/{len(problems)}", covered >= 155)]
+    single = passes(rows, "single")
+    lines.append(
+        Line(
+            "single greedy >= 60%",
+            rate(single),
+            (sum(single.values()) >= 0.6 * len(problems)) if len(single) == len(problems) else None,
+        )
+    )
+    vote10, vote10_tokens = vote_passes(samples, 10)
+    lines.append(
+        Line(
+            "vote@10 (shared ranking) >= 72%",
+            f"{rate(vote10)}, {vote10_tokens:,.0f} tokens per problem",
+            (sum(vote10.values()) >= 0.72 * len(problems)) if len(vote10) == len(problems) else None,
+        )
+    )
+    debate = passes(rows, "debate")
+    debate_tokens = mean_tokens(rows, "debate")
+    complete = len(debate) == len(problems)
+    lines.append(
+        Line(
+            "debate >= 75% on all 164",
+            f"{rate(debate)}, {debate_tokens:,.0f} tokens per problem",
+            (sum(debate.values()) >= 0.75 * len(problems)) if complete else None,
+        )
+    )
+    rivals: dict[str, tuple[dict[str, bool], float]] = {
+        name: (passes(rows, name), mean_tokens(rows, name)) for name in NON_DEBATE
+    }
+    if samples and debate_tokens:
+        per_sample = vote10_tokens / 10 if vote10_tokens else 0.0
+        matched_n = max(1, min(len(max(samples.values(), key=len)), round(debate_tokens / per_sample)))
+        rivals[f"vote@{matched_n} (matched spend)"] = vote_passes(samples, matched_n)
+    best_name, (best, best_tokens) = max(rivals.items(), key=lambda item: sum(item[1][0].values()))
+    test = paired_test("debate", debate, best_name, best)
+    lines.append(
+        Line(
+            "debate ahead of the best non-debate strategy at matched spend, McNemar p < 0.05",
+            f"best other: {best_name} {rate(best)} at {best_tokens:,.0f} tokens; debate {test.b} wins, "
+            f"{test.c} losses, p = {test.p:.2g}",
+            (test.b > test.c and test.p < 0.05) if complete and len(best) == len(problems) else None,
+        )
+    )
+    if wall is not None and wall.is_file():
+        hours = wall_hours(wall)
+        finished = complete and len(single) == len(problems) and len(vote10) == len(problems)
+        lines.append(
+            Line("the whole run <= 8 h of wall time", f"{hours:.2f} h computed", (hours <= 8) if finished else None)
+        )
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="a recorded run's results folder (results.jsonl, vote-samples.jsonl)")
+    parser.add_argument("--wall", type=Path, help="the run's wall-time log (humaneval_recorded.sh)")
+    args = parser.parse_args()
+    if not (args.folder / "results.jsonl").is_file():
+        print(f"error: {args.folder} has no results.jsonl; give a recorded run's results folder", file=sys.stderr)
+        return 2
+    lines = acceptance(args.folder, args.wall, load_problems())
+    print("| target | measured | met |\n|---|---|---|")
+    for line in lines:
+        verdict = "not yet measurable" if line.met is None else ("**yes**" if line.met else "**no**")
+        print(f"| {line.target} | {line.measured} | {verdict} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

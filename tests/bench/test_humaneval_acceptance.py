@@ -1,0 +1,61 @@
+"""benchmarks/humaneval_acceptance.py: issue 32's acceptance lines from a run's folder, met, not met, or not yet."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "humaneval_acceptance.py"
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def _sample(task: str, index: int, passed: bool, visible: int) -> dict[str, Any]:
+    return {
+        "task_id": task, "index": index, "passed": passed, "visible": [visible, 1], "behaviour": [],
+        "code_key": f"{task}-{index}", "completion": "", "tokens": 100, "calls": 1, "seconds": 1.0,
+    }  # fmt: skip
+
+
+def _lines(folder: Path, *extra: str) -> dict[str, str]:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), str(folder), *extra], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    table = [line for line in done.stdout.splitlines() if line.startswith("| ") and not line.startswith("| target")]
+    return {line.split(" | ")[0].removeprefix("| "): line for line in table}
+
+
+def test_a_partial_run_says_what_is_not_yet_measurable_and_reads_its_wall_log(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "results.jsonl",
+        [
+            {"task_id": "HumanEval/0", "strategy": "debate", "passed": True, "tokens": 900},
+            {"task_id": "HumanEval/1", "strategy": "debate", "passed": False, "tokens": 1100},
+        ],
+    )
+    # Problem 0: the visible test picks sample 1, which passes; problem 1: nothing passes (mean spend: 150).
+    _write(
+        tmp_path / "vote-samples.jsonl",
+        [_sample("HumanEval/0", 0, False, 0), _sample("HumanEval/0", 1, True, 1), _sample("HumanEval/1", 0, False, 1)],
+    )
+    (tmp_path / "wall.log").write_text("# a note\nstart 100 x\nstop 3700 x\nstart 4000 x\nstop 7600 x\n")
+
+    lines = _lines(tmp_path, "--wall", str(tmp_path / "wall.log"))
+
+    assert lines[">= 155/164 problems with a visible test"].endswith("| **yes** |")
+    assert "| 2/2 (100.0%)" not in lines["debate >= 75% on all 164"]
+    assert "1/2 (50.0%), 1,000 tokens per problem | not yet measurable |" in lines["debate >= 75% on all 164"]
+    assert "1/2 (50.0%), 150 tokens per problem | not yet measurable |" in lines["vote@10 (shared ranking) >= 72%"]
+    assert "| 2.00 h computed | not yet measurable |" in lines["the whole run <= 8 h of wall time"]
+
+
+def test_a_folder_without_results_is_refused_with_what_to_give(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and "has no results.jsonl" in done.stderr
