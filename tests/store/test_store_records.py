@@ -291,6 +291,22 @@ def test_rows_come_back_in_seq_order_and_unknown_sessions_are_empty(
     assert store.versions("other") == []
 
 
+def test_token_totals_sum_each_sessions_turns_in_one_query_and_leave_out_sessions_without_turns(
+    store: SessionStore, make_session: MakeSession, make_turn: MakeTurn
+) -> None:
+    busy, other, silent = make_session(), make_session(), make_session()
+    for session in (busy, other, silent):
+        store.create_session(session)
+    store.add_turn(make_turn(busy.id, 1, prompt_tokens=100, completion_tokens=7))
+    store.add_turn(make_turn(busy.id, 2, prompt_tokens=50, completion_tokens=3))
+    store.add_turn(make_turn(other.id, 1, prompt_tokens=1, completion_tokens=2))
+
+    totals = store.token_totals([busy.id, silent.id, "unknown"])
+
+    assert totals == {busy.id: (150, 10)}, "another session's turns never count; no turns, no entry"
+    assert store.token_totals([]) == {}
+
+
 def test_turns_are_ordered_by_seq_not_insertion(
     store: SessionStore, make_session: MakeSession, make_turn: MakeTurn
 ) -> None:

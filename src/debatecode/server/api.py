@@ -191,16 +191,13 @@ def _haystack(record: SessionRecord) -> str:
 
 
 def _live_totals(ctx: ServerContext, records: Sequence[SessionRecord]) -> dict[str, tuple[int, int]]:
-    """(prompt, completion) tokens of the turns so far of each open session: its row has them only at the end."""
-    return {
-        record.id: (
-            sum(turn.prompt_tokens for turn in turns),
-            sum(turn.completion_tokens for turn in turns),
-        )
-        for record in records
-        if record.status in OPEN_STATUSES
-        for turns in [ctx.store.turns(record.id)]
-    }
+    """(prompt, completion) tokens of the turns so far of each open session: its row has them only at the end.
+
+    One grouped query for the whole page, whatever the number of open sessions (a session with no turn yet: 0, 0).
+    """
+    open_ids = [record.id for record in records if record.status in OPEN_STATUSES]
+    totals = ctx.store.token_totals(open_ids)
+    return {session_id: totals.get(session_id, (0, 0)) for session_id in open_ids}
 
 
 @router.get("/sessions/{session_id}", tags=["sessions"])

@@ -23,7 +23,7 @@ session. SQLAlchemy and alembic errors never leave this module; they become
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -285,6 +285,22 @@ class SessionStore:
         query = select(TurnRow).where(TurnRow.session_id == session_id).order_by(TurnRow.seq)
         with self._transaction(f"read the turns of session {session_id}", write=False) as db:
             return [record_from_row(TurnRecord, row) for row in db.scalars(query)]
+
+    def token_totals(self, session_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(prompt, completion) tokens of the stored turns of each of ``session_ids``, summed in one query.
+
+        A session without turns (or unknown) is absent. Raises:
+            StoreError: the read failed.
+        """
+        if not session_ids:
+            return {}
+        query = (
+            select(TurnRow.session_id, func.sum(TurnRow.prompt_tokens), func.sum(TurnRow.completion_tokens))
+            .where(TurnRow.session_id.in_(list(session_ids)))
+            .group_by(TurnRow.session_id)
+        )
+        with self._transaction(f"sum the tokens of {len(session_ids)} session(s)", write=False) as db:
+            return {str(sid): (int(prompt or 0), int(completion or 0)) for sid, prompt, completion in db.execute(query)}
 
     # -- code versions --------------------------------------------------------------
 
