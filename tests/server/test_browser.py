@@ -202,7 +202,11 @@ def _watched_page(app: Any, problems: list[str], *, width: int, height: int) -> 
 
 def _watch(page: Any, problems: list[str]) -> None:
     """Every page error, console error and HTTP error response is added to ``problems``."""
+    from playwright.sync_api import expect
+
     page.set_default_timeout(WAIT_MS)
+    # expect() keeps its own 5 s default, which a debate step between two checkpoints can pass on a loaded machine.
+    expect.set_options(timeout=WAIT_MS)
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None)
     page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
