@@ -1,6 +1,7 @@
 """Batched drafts: N samples of one prompt in one batched decode against N samples one after another.
 
-Usage: nice -n 5 .venv/bin/python benchmarks/bench_batched_drafts.py [--rounds R] [--max-tokens T] [--ns 1,4,8] [--write]
+Usage: nice -n 5 .venv/bin/python benchmarks/bench_batched_drafts.py [--rounds R] [--max-tokens T] [--ns 1,4,8]
+       [--threads K] [--write]
 
 One HumanEval draft prompt (the single-agent recipe's messages around ``HumanEval/<--problem>``'s prompt),
 ``local/qwen2.5-coder-0.5b``, temperature 0.8, the seeds 1000..1000+N-1. For each N, in one process:
@@ -13,13 +14,15 @@ One HumanEval draft prompt (the single-agent recipe's messages around ``HumanEva
 
 The two alternate within each round (which goes first flips every round) so they share the machine's
 noise. The figure is total generated tokens / wall seconds of the whole call(s), prompt evaluation
-included; the ratio is batched / one after another, per round, and its median. ``--write`` records the
-table in benchmarks/results/batched-drafts/README.md.
+included; the ratio is batched / one after another, per round, and its median. ``--threads K`` gives
+llama.cpp K threads on both sides (default: the model's setting, all cores but one). ``--write`` records the
+table in benchmarks/results/batched-drafts/README.md, or threads-K.md with ``--threads K``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import statistics
@@ -132,8 +135,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=192)
     parser.add_argument("--ns", default="1,4,8", help="comma-separated draft counts")
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads on both sides")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    if args.threads is not None:
+        local.LOCAL_MODELS[MODEL] = dataclasses.replace(local.LOCAL_MODELS[MODEL], n_threads=args.threads)
+    threads = local._llama_settings(local.LOCAL_MODELS[MODEL])["n_threads"]
     ns = [int(x) for x in args.ns.split(",")]
     console = Console()
     about = machine()
@@ -206,13 +213,14 @@ def main() -> None:
         lines = [
             "# Batched drafts (qwen2.5-coder-0.5b)",
             "",
-            f"Command: `nice -n 5 .venv/bin/python benchmarks/bench_batched_drafts.py --rounds {args.rounds} "
-            f"--max-tokens {args.max_tokens} --ns {args.ns} --write` at commit {commit} "
+            f"Command: `.venv/bin/python benchmarks/bench_batched_drafts.py --rounds {args.rounds} "
+            f"--max-tokens {args.max_tokens} --ns {args.ns}"
+            + (f" --threads {args.threads}" if args.threads is not None else "")
+            + f" --write` at commit {commit} "
             "(with the working tree of this change).",
             "",
-            f"Measured {started_at} on: {about}; at the end {load_end}.",
-            "Other jobs shared the machine throughout (other engineers' tests and runs), and this ran at nice 5; "
-            "compare the ratios, which pair runs taken back to back.",
+            f"Measured {started_at} on: {about}; at the end {load_end}. llama.cpp threads: {threads} on both sides.",
+            "Compare the ratios, which pair runs taken back to back: other work on the machine shows in the load.",
             "",
             f"The prompt: the single-agent recipe's draft messages around `{args.problem}` ({prompt_tokens} prompt "
             f"tokens). Temperature {TEMPERATURE}, top-p 0.95, at most {args.max_tokens} new tokens per draft, seeds "
@@ -221,8 +229,8 @@ def main() -> None:
             "generated tokens of all N drafts over the wall time of the whole call(s), prompt evaluation included. "
             f"{args.rounds} rounds; within a round the two alternate, and which goes first flips every round. "
             "Tokens are summed over the rounds; the ratio is batched tok/s / one-by-one tok/s. The CPU-time ratio "
-            "is the same ratio with the process's CPU seconds in place of wall seconds (llama.cpp runs on one "
-            "thread here, the calling one): it shows the work saved whatever share of the cores the run got.",
+            "is the same ratio with the process's CPU seconds (all its threads) in place of wall seconds: it shows "
+            "the work saved whatever share of the cores the run got.",
             "",
             "| " + " | ".join(HEADER) + " |",
             "|" + "---|" * len(HEADER),
@@ -231,8 +239,9 @@ def main() -> None:
             memory,
             "",
         ]
-        (OUT / "README.md").write_text("\n".join(lines))
-        console.print(f"wrote {OUT / 'README.md'}")
+        target = OUT / ("README.md" if args.threads is None else f"threads-{args.threads}.md")
+        target.write_text("\n".join(lines))
+        console.print(f"wrote {target}")
 
 
 if __name__ == "__main__":
