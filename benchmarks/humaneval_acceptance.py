@@ -5,6 +5,10 @@ is the shared ranking over each problem's first N samples, as ``bench humaneval`
 the wall-time log of ``benchmarks/humaneval_recorded.sh``. Coverage reads only the problems' prompts. Every
 line is a report of hidden-test outcomes: never a tuning signal.
 
+A second table gives each strategy's passes on the design set (HumanEval/0 to ``--split`` - 1, where the
+configuration was chosen) apart from the held-out rest, with the debate's McNemar test against each on
+the held-out problems alone.
+
     .venv/bin/python benchmarks/humaneval_acceptance.py benchmarks/results/humaneval-qwen-v3 \\
         --wall /work/runs/v3-wall.log
 """
@@ -128,10 +132,55 @@ def acceptance(folder: Path, wall: Path | None, problems: Sequence[Mapping[str, 
     return lines
 
 
+def task_number(task: str) -> int:
+    return int(task.rsplit("/", 1)[1])
+
+
+def strategies(folder: Path) -> dict[str, tuple[dict[str, bool], float]]:
+    """Every strategy's verdicts and mean tokens: the results rows, and vote@5, vote@10 and vote at the debate's spend."""
+    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
+    samples_path = folder / "vote-samples.jsonl"
+    samples = read_vote_samples(samples_path) if samples_path.is_file() else {}
+    found = {name: (passes(rows, name), mean_tokens(rows, name)) for name in ("single", "reflexion")}
+    for n in (5, 10):
+        found[f"vote@{n}"] = vote_passes(samples, n)
+    debate_tokens = mean_tokens(rows, "debate")
+    _, vote10_tokens = found["vote@10"]
+    if samples and debate_tokens and vote10_tokens:
+        matched = max(1, min(len(max(samples.values(), key=len)), round(debate_tokens / (vote10_tokens / 10))))
+        if matched not in (5, 10):
+            found[f"vote@{matched}"] = vote_passes(samples, matched)
+    found["debate"] = (passes(rows, "debate"), debate_tokens)
+    return {name: found_ for name, found_ in found.items() if found_[0]}
+
+
+def split_table(folder: Path, cut: int) -> list[str]:
+    """Markdown: passes per strategy on HumanEval/0..cut-1 and on the rest, and the debate against each there."""
+    found = strategies(folder)
+    debate = found.get("debate", ({}, 0.0))[0]
+    lines = [
+        f"| strategy | HumanEval/0-{cut - 1} (design) | held-out {cut}-163 | all | mean tokens "
+        f"| debate on held-out: wins / losses, McNemar p |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, (verdicts, tokens) in found.items():
+        design = {t: v for t, v in verdicts.items() if task_number(t) < cut}
+        held = {t: v for t, v in verdicts.items() if task_number(t) >= cut}
+        versus = "-"
+        if name != "debate":
+            shared = {t: v for t, v in held.items() if t in debate}
+            if shared:
+                test = paired_test("debate", {t: debate[t] for t in shared}, name, shared)
+                versus = f"{test.b} / {test.c}, p = {test.p:.2g}"
+        lines.append(f"| {name} | {rate(design)} | {rate(held)} | {rate(verdicts)} | {tokens:,.0f} | {versus} |")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="a recorded run's results folder (results.jsonl, vote-samples.jsonl)")
     parser.add_argument("--wall", type=Path, help="the run's wall-time log (humaneval_recorded.sh)")
+    parser.add_argument("--split", type=int, default=40, help="the first held-out problem (default: 40)")
     args = parser.parse_args()
     if not (args.folder / "results.jsonl").is_file():
         print(f"error: {args.folder} has no results.jsonl; give a recorded run's results folder", file=sys.stderr)
@@ -141,6 +190,8 @@ def main() -> int:
     for line in lines:
         verdict = "not yet measurable" if line.met is None else ("**yes**" if line.met else "**no**")
         print(f"| {line.target} | {line.measured} | {verdict} |")
+    print()
+    print("\n".join(split_table(args.folder, args.split)))
     return 0
 
 

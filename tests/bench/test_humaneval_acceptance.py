@@ -59,3 +59,23 @@ def test_a_partial_run_says_what_is_not_yet_measurable_and_reads_its_wall_log(tm
 def test_a_folder_without_results_is_refused_with_what_to_give(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, check=False)
     assert done.returncode == 2 and "has no results.jsonl" in done.stderr
+
+
+def test_the_split_table_counts_the_design_set_apart_from_the_held_out_problems(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "results.jsonl",
+        [
+            {"task_id": "HumanEval/3", "strategy": "debate", "passed": True, "tokens": 100},
+            {"task_id": "HumanEval/50", "strategy": "debate", "passed": True, "tokens": 100},
+            {"task_id": "HumanEval/51", "strategy": "debate", "passed": False, "tokens": 100},
+            {"task_id": "HumanEval/3", "strategy": "single", "passed": False, "tokens": 10},
+            {"task_id": "HumanEval/50", "strategy": "single", "passed": False, "tokens": 10},
+            {"task_id": "HumanEval/51", "strategy": "single", "passed": False, "tokens": 10},
+        ],
+    )
+
+    lines = _lines(tmp_path, "--split", "10")
+
+    assert lines["debate"].startswith("| debate | 1/1 (100.0%) | 1/2 (50.0%) | 2/3 (66.7%) | 100 | - |")
+    # On the held-out 50 and 51 only: the debate alone passes 50, neither passes 51.
+    assert lines["single"] == "| single | 0/1 (0.0%) | 0/2 (0.0%) | 0/3 (0.0%) | 10 | 1 / 0, p = 1 |"
