@@ -165,16 +165,17 @@ def fresh_models(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     loaded: dict[str, Any] = {}
     monkeypatch.setattr(local, "_loaded", loaded)
     yield loaded
-    for model in loaded.values():
-        model.llama.close()
+    for pool in loaded.values():
+        for model in pool.copies:
+            model.llama.close()
 
 
 def _prompt_tokens_evaluated(name: str, messages: list[dict[str, str]], **sampling: Any) -> tuple[str, int, int]:
     import llama_cpp
 
     def evaluated() -> int:
-        model = local._loaded.get(name)
-        return int(llama_cpp.llama_perf_context(model.llama.ctx).n_p_eval) if model else 0
+        pool = local._loaded.get(name)
+        return int(llama_cpp.llama_perf_context(pool.first.llama.ctx).n_p_eval) if pool else 0
 
     before = evaluated()
     generation = local.generate_local(name, messages, **sampling)
@@ -209,7 +210,7 @@ def test_a_prompt_sharing_a_prefix_with_the_last_one_evaluates_only_the_rest(fre
     name = "qwen2.5-coder-0.5b"
     _, write_tokens, evaluated = _prompt_tokens_evaluated(name, WRITE, max_tokens=4)
     assert evaluated == write_tokens, "a fresh model evaluates the whole prompt"
-    llama = fresh_models[name].llama
+    llama = fresh_models[name].first.llama
     write = llama.input_ids[:write_tokens].tolist()
     _, edge_tokens, evaluated = _prompt_tokens_evaluated(name, EDGE_CASES, max_tokens=4)
     shared = local._reusable_prefix(write, llama.input_ids[:edge_tokens].tolist(), n_batch=llama.n_batch)

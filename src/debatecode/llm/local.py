@@ -12,13 +12,18 @@ so ``litellm.acompletion(model="local/gemma-3-270m", ...)`` works offline and th
 client treats it like any other litellm model. ``generate_local`` is the same
 generation without litellm (it does not import it).
 
-The model loads once per process (thread-safe) and generates under a lock,
-because a ``Llama`` object is not thread-safe; async callers run it in a worker
-thread. Concurrent async callers (a benchmark's ``--jobs N`` problems, a debate's
-parallel authors) share that one loaded model: they queue on the event loop, first
-come first served, and only the call being generated holds a worker thread, so
-waiting calls never fill the default thread pool that sandbox and store work
-also use. The queue holds at most as many calls as there are concurrent callers.
+The model loads on first use (thread-safe) into a pool of copies (``_Pool``). A
+``Llama`` object is not thread-safe, so each copy generates one call at a time,
+under its lock; async callers run it in a worker thread. A call takes the first
+free copy; a second copy loads only when a call arrives while every copy is busy,
+up to ``LocalModelSpec.instances`` (default: as many as the cores hold at the
+model's thread count, so 2 on 2 cores with one thread each). The weights are
+memory-mapped, so copies share them; each adds its own KV cache. Concurrent async
+callers (a benchmark's ``--jobs N`` problems, a debate's parallel authors) queue on
+the event loop, first come first served, and only the calls being generated hold
+a worker thread, so waiting calls never fill the default thread pool that sandbox
+and store work also use. Every copy gives the same reply to the same request (its
+prompt cache reuse cannot change results: ``_batch_aligned_llama``).
 The model is closed at interpreter exit, before llama-cpp-python's ``__del__``
 would print a ``TypeError`` traceback.
 """
@@ -27,13 +32,14 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
 import importlib
 import logging
 import os
 import threading
 import weakref
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +87,10 @@ class LocalModelSpec:
     llama.cpp's threads spin at every barrier, so with one per core, any other busy process (the
     sandbox running another agent's tests) stalls them all: 2 threads on 2 cores with one core busy ran
     several times slower than 1 thread (benchmarks/results/local-inference/)."""
+    instances: int | None = None
+    """Copies that may generate at once for concurrent calls (loaded on demand, sharing the mapped weights);
+    ``None`` for as many as the cores hold at ``n_threads`` each: 2 on 2 cores. Two one-thread copies on 2
+    cores generate about twice the tokens of one (benchmarks/results/local-pool/)."""
     prompt_style: PromptStyle = "completion"
     """``completion`` for a base model (raw text in, continuation out); ``chat`` for an instruction-tuned
     model, whose messages go through the chat template stored in its GGUF file."""
@@ -135,12 +145,71 @@ class LocalGeneration:
 
 
 class _LoadedModel:
+    """One copy of a loaded model; ``lock`` is held while it works."""
+
     def __init__(self, llama: Any) -> None:
         self.llama = llama
         self.lock = threading.Lock()
 
 
-_loaded: dict[str, _LoadedModel] = {}
+class _Pool:
+    """The loaded copies of one embedded model, at most ``size``: a call takes the first free one.
+
+    Another copy loads only when a call finds every copy busy, so one caller at a time never
+    loads a second. Waiting callers are woken when a copy is returned.
+    """
+
+    def __init__(self, name: str, size: int, first: _LoadedModel) -> None:
+        self.name = name
+        self.size = size
+        self.copies = [first]
+        self._returned = threading.Condition()
+        self._loading = 0
+
+    @property
+    def first(self) -> _LoadedModel:
+        return self.copies[0]
+
+    @contextlib.contextmanager
+    def copy(self) -> Iterator[_LoadedModel]:
+        """A free copy, held until the block ends (loads one when all are busy and the pool has room).
+
+        Raises:
+            ModelError: loading another copy failed.
+        """
+        model = self._take()
+        try:
+            yield model
+        finally:
+            model.lock.release()
+            with self._returned:
+                self._returned.notify()
+
+    def _take(self) -> _LoadedModel:
+        with self._returned:
+            while True:
+                for model in self.copies:
+                    if model.lock.acquire(blocking=False):
+                        return model
+                if len(self.copies) + self._loading < self.size:
+                    self._loading += 1
+                    break
+                self._returned.wait()
+        try:  # outside the condition: a copy returned meanwhile serves the others
+            model = _LoadedModel(_new_llama(self.name, copy=len(self.copies) + 1))
+        except BaseException:
+            with self._returned:
+                self._loading -= 1
+                self._returned.notify()
+            raise
+        model.lock.acquire()
+        with self._returned:
+            self._loading -= 1
+            self.copies.append(model)
+        return model
+
+
+_loaded: dict[str, _Pool] = {}
 _load_lock = threading.Lock()
 
 
@@ -173,33 +242,57 @@ def _weights_path(spec: LocalModelSpec) -> Path:
 
 
 def _load(name: str) -> _LoadedModel:
-    """The loaded model ``name``, loading it on first use.
+    """The first loaded copy of the model ``name``, loading it on first use.
 
     Raises:
         ModelError: unknown name, llama-cpp-python or the weights missing, or a load failure.
     """
+    return _pool(name).first
+
+
+def _pool(name: str) -> _Pool:
+    """The pool of the model ``name``, with its first copy loaded (see ``_load``)."""
     with _load_lock:
         if name in _loaded:
             return _loaded[name]
-        spec = LOCAL_MODELS.get(name)
-        if spec is None:
+        if name not in LOCAL_MODELS:
             raise ModelError(f"no embedded model local/{name}; known: {', '.join(LOCAL_MODELS)}", model=f"local/{name}")
-        try:
-            importlib.import_module("llama_cpp")  # not cached, unlike the class below: a removed install is seen
-            llama_class = _batch_aligned_llama()
-        except ImportError as exc:
-            raise ModelError(f"llama-cpp-python is not installed. {_INSTALL_HINT}", model=f"local/{name}") from exc
-        path = _weights_path(spec)
-        _route_llama_logs()
-        logger.warning("Loading the embedded model %s from %s…", name, path)
-        try:
-            llama = llama_class(**_llama_settings(spec), model_path=str(path), verbose=False, seed=0)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise ModelError(f"could not load local/{name} from {path}: {exc}", model=f"local/{name}") from exc
+        first = _LoadedModel(_new_llama(name, copy=1))
         if not _loaded:
             atexit.register(_close_all)
-        _loaded[name] = _LoadedModel(llama)
+        _loaded[name] = _Pool(name, _copies(LOCAL_MODELS[name]), first)
         return _loaded[name]
+
+
+def _new_llama(name: str, *, copy: int) -> Any:
+    """A new ``Llama`` of the embedded model ``name``; ``copy`` counts the copies loaded, for the log.
+
+    Raises:
+        ModelError: llama-cpp-python or the weights missing, or a load failure.
+    """
+    spec = LOCAL_MODELS[name]
+    try:
+        importlib.import_module("llama_cpp")  # not cached, unlike the class below: a removed install is seen
+        llama_class = _batch_aligned_llama()
+    except ImportError as exc:
+        raise ModelError(f"llama-cpp-python is not installed. {_INSTALL_HINT}", model=f"local/{name}") from exc
+    path = _weights_path(spec)
+    _route_llama_logs()
+    if copy == 1:
+        logger.warning("Loading the embedded model %s from %s…", name, path)
+    else:
+        logger.info("Loading copy %d of the embedded model %s for concurrent calls", copy, name)
+    try:
+        return llama_class(**_llama_settings(spec), model_path=str(path), verbose=False, seed=0)
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise ModelError(f"could not load local/{name} from {path}: {exc}", model=f"local/{name}") from exc
+
+
+def _copies(spec: LocalModelSpec) -> int:
+    """How many copies of ``spec`` may generate at once: ``spec.instances``, or as many as the cores hold."""
+    if spec.instances is not None:
+        return max(1, spec.instances)
+    return max(1, (os.cpu_count() or 1) // _llama_settings(spec)["n_threads"])
 
 
 def _llama_settings(spec: LocalModelSpec) -> dict[str, Any]:
@@ -300,7 +393,7 @@ def _route_llama_logs() -> Any:
 def _close_all() -> None:
     """Free every loaded model while the interpreter can still run llama.cpp's cleanup."""
     with _load_lock:
-        models = list(_loaded.values())
+        models = [model for pool in _loaded.values() for model in pool.copies]
         _loaded.clear()
     for model in models:
         # A generation still running in a stray thread keeps its model; never hang the exit on it.
@@ -334,11 +427,11 @@ def generate_local(
         ModelError: the model cannot be loaded (see ``_load``), or generation failed.
         ModelRequestError: the prompt does not fit the context window.
     """
-    model = _load(name)
+    pool = _pool(name)
     chat = LOCAL_MODELS[name].prompt_style == "chat"
     if not isinstance(prompt, str) and not chat:
         prompt = messages_to_prompt(prompt)
-    with model.lock:
+    with pool.copy() as model:
         try:
             if isinstance(prompt, str):
                 output = model.llama.create_completion(
@@ -368,19 +461,24 @@ def generate_local(
     )
 
 
-_queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = weakref.WeakKeyDictionary()
+_queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
 _queues_lock = threading.Lock()
 
 
-def _queue(name: str) -> asyncio.Lock:
-    """The turn of the running event loop's calls to ``name``: one generates, the others wait in arrival order.
+def _queue(name: str) -> asyncio.Semaphore:
+    """The turns of the running event loop's calls to ``name``: one per copy the pool may hold generates, the
+    others wait in arrival order.
 
-    An ``asyncio.Lock`` belongs to one loop, so each loop has its own; calls from
-    different loops (threads) still meet at the model's thread lock.
+    An ``asyncio.Semaphore`` belongs to one loop, so each loop has its own; calls from
+    different loops (threads) still meet at the pool (``_Pool.copy``).
     """
     loop = asyncio.get_running_loop()
+    spec = LOCAL_MODELS.get(name)
+    turns = _copies(spec) if spec is not None else 1
     with _queues_lock:
-        return _queues.setdefault(loop, {}).setdefault(name, asyncio.Lock())
+        return _queues.setdefault(loop, {}).setdefault(name, asyncio.Semaphore(turns))
 
 
 async def agenerate_local(
@@ -416,10 +514,10 @@ def count_local_tokens(name: str, prompt: str | Sequence[Mapping[str, Any]]) -> 
     Raises:
         ModelError: the model cannot be loaded (see ``_load``), or its chat format is not a template.
     """
-    model = _load(name)
+    pool = _pool(name)
     if not isinstance(prompt, str) and LOCAL_MODELS[name].prompt_style != "chat":
         prompt = messages_to_prompt(prompt)
-    with model.lock:
+    with pool.copy() as model:
         if isinstance(prompt, str):
             return len(_completion_prompt_tokens(model.llama, prompt))
         return len(_chat_prompt_tokens(name, model.llama, prompt))
@@ -431,8 +529,7 @@ def count_local_text_tokens(name: str, text: str) -> int:
     Raises:
         ModelError: the model cannot be loaded (see ``_load``).
     """
-    model = _load(name)
-    with model.lock:
+    with _pool(name).copy() as model:
         return len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)) if text else 0
 
 

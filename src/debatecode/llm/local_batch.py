@@ -38,7 +38,7 @@ from debatecode.llm.local import (
     _chat_formatter,
     _completion_prompt_tokens,
     _llama_settings,
-    _load,
+    _pool,
     _queue,
     messages_to_prompt,
 )
@@ -181,7 +181,7 @@ def generate_local_batch(
 
     Raises:
         ValueError: ``n`` < 1, or fewer ``seeds`` than ``n``.
-        ModelError: the model cannot be loaded (see ``local._load``), or decoding failed.
+        ModelError: the model cannot be loaded (see ``local._pool``), or decoding failed.
         ModelRequestError: the prompt is empty or does not fit the context window.
     """
     if n < 1:
@@ -189,8 +189,7 @@ def generate_local_batch(
     seeds = list(range(n)) if seeds is None else list(seeds)
     if len(seeds) < n:
         raise ValueError(f"{n} drafts need {n} seeds; got {len(seeds)}")
-    model = _load(name)
-    with model.lock:
+    with _pool(name).copy() as model:
         llama = model.llama
         tokens, template_stop = _prompt(name, llama, prompt)
         n_ctx = llama.n_ctx()
