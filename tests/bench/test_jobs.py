@@ -194,9 +194,13 @@ def test_the_default_jobs_come_from_the_cpus_and_the_model() -> None:
     assert default_jobs(base, cpus=1) == 1
     assert default_jobs(base, cpus=64) == MAX_DEFAULT_JOBS
     local = base.model_copy(update={"model": "local/gemma-3-270m"})
-    assert default_jobs(local, cpus=64) == 1, "one loaded local model: its problems would only queue"
+    # The embedded model's pool: the cores over its threads per copy (all cores but one by default).
+    assert default_jobs(local, cpus=2) == 2, "2 cores: two one-thread copies generate at once"
+    assert default_jobs(local, cpus=1) == 1
+    assert default_jobs(local, cpus=64) == 1, "63 threads on one copy: more problems would only queue"
     per_role = base.model_copy(update={"models": {"reviewer": "local/gemma-3-270m"}})
     assert default_jobs(per_role, cpus=64) == 1
+    assert default_jobs(per_role, cpus=2) == 2
     assert resolve_jobs(5, local) == 5, "an explicit --jobs wins, even with a local model"
     with pytest.raises(ConfigError):
         resolve_jobs(0, base)

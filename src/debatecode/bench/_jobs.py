@@ -23,11 +23,12 @@ The default ``jobs`` (``default_jobs``) comes from the CPUs and the model:
 
 - API and scripted models: ``min(cpu_count, 4)``. The work is waiting on the
   provider and on sandbox runs, which overlap well.
-- ``local/...`` models: 1. The embedded llama.cpp model is loaded once per process
-  and generates one call at a time (``debatecode.llm.local``); concurrent problems
-  would queue on it, and llama.cpp already uses every core. ``--jobs N`` with a
-  local model is allowed: the N problems share the one loaded model, their calls
-  queued in arrival order, and sandbox runs overlap generation.
+- ``local/...`` models: as many as the model's pool generates at once
+  (``debatecode.llm.local.concurrent_calls``: the cores over its threads per copy,
+  2 on 2 cores; the fewest among the local models used). More problems would only
+  queue on its copies. ``--jobs N`` beyond that is allowed: the N problems share
+  the copies, their calls queued in arrival order, and sandbox runs overlap
+  generation.
 
 The Ray executor has defaults of its own, from the cluster (``_ray``).
 """
@@ -49,6 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from debatecode._concurrency import cancel_and_wait, gather_all
 from debatecode.config import DebateConfig
 from debatecode.errors import ConfigError
+from debatecode.llm.local import concurrent_calls
 
 if TYPE_CHECKING:
     from debatecode.protocol.services import Services
@@ -98,13 +100,16 @@ def _models(config: DebateConfig) -> Iterable[str]:
 
 
 def default_jobs(config: DebateConfig, cpus: int | None = None) -> int:
-    """Items to run at once when ``--jobs`` is not given: 1 with a local model, else ``min(cpus, 4)``.
+    """Items to run at once when ``--jobs`` is not given: with a local model, the calls its pool generates at
+    once (the fewest among the local models used, at most 4), else ``min(cpus, 4)``.
 
     ``cpus`` defaults to ``os.cpu_count()``.
     """
-    if uses_local_model(config):
-        return 1
-    return max(1, min(cpus if cpus is not None else os.cpu_count() or 1, MAX_DEFAULT_JOBS))
+    cpus = cpus if cpus is not None else os.cpu_count() or 1
+    local_models = {m.removeprefix(_LOCAL_PREFIX) for m in _models(config) if m.startswith(_LOCAL_PREFIX)}
+    if local_models:
+        return max(1, min(MAX_DEFAULT_JOBS, *(concurrent_calls(name, cpus) for name in local_models)))
+    return max(1, min(cpus, MAX_DEFAULT_JOBS))
 
 
 def resolve_jobs(jobs: int | None, config: DebateConfig) -> int:

@@ -6,8 +6,8 @@ stored session. The report gives, per value: the share of tasks whose final
 code passes every test, the mean test pass rate, mean tokens, mean model
 calls and mean wall time.
 
-``jobs`` runs go at once (``--jobs N``; default ``_jobs.default_jobs``: 1 with a
-``local/...`` model, else ``min(cpu_count, 4)``); runs start in grid order and the
+``jobs`` runs go at once (``--jobs N``; default ``_jobs.default_jobs``: with a
+``local/...`` model the calls its copies generate at once, else ``min(cpu_count, 4)``); runs start in grid order and the
 report lists them in that order whatever order they finish in. Each run is a
 ``WorkItem`` (``sweep_run``), so ``executor="ray"`` runs them as Ray tasks
 (``_ray``), each building its own services; results come back here.

@@ -76,8 +76,8 @@ def humaneval(
         "--jobs",
         "-j",
         min=1,
-        help="Problems run at once (default: min(CPUs, 4); 1 with a local/ model, whose one loaded copy "
-        "queues their calls). With --predictions: samples checked at once (default: the sandbox's). "
+        help="Problems run at once (default: min(CPUs, 4); with a local/ model, the calls its "
+        "copies generate at once: 2 on 2 cores). With --predictions: samples checked at once (default: the sandbox's). "
         "With --executor ray: Ray tasks in flight (default: the cluster's CPUs; its nodes with a local/ model).",
     ),
     executor: str = typer.Option(

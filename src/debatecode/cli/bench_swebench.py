@@ -65,7 +65,7 @@ def swebench(
         "--max-workers",
         min=1,
         help="Instances graded (and solved) at once; --max-workers is swebench's name for it. Default: min(CPUs, 4); "
-        "when solving with a local/ model, 1 (its one loaded copy queues the calls). With --executor ray: Ray tasks "
+        "when solving with a local/ model, the calls its copies generate at once (2 on 2 cores). With --executor ray: Ray tasks "
         "in flight (default: the cluster's CPUs; its nodes with a local/ model).",
     ),
     executor: str = typer.Option(

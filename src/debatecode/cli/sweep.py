@@ -38,7 +38,7 @@ def sweep(
         "--jobs",
         "-j",
         min=1,
-        help="Runs at once (default: min(CPUs, 4); 1 with a local/ model, whose one loaded copy queues their calls). "
+        help="Runs at once (default: min(CPUs, 4); with a local/ model, the calls its copies generate at once: 2 on 2 cores). "
         "With --executor ray: Ray tasks in flight (default: the cluster's CPUs; its nodes with a local/ model).",
     ),
     executor: str = typer.Option(

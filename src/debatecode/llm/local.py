@@ -54,6 +54,7 @@ __all__ = [
     "LocalGeneration",
     "LocalModelSpec",
     "agenerate_local",
+    "concurrent_calls",
     "count_local_text_tokens",
     "count_local_tokens",
     "generate_local",
@@ -288,11 +289,20 @@ def _new_llama(name: str, *, copy: int) -> Any:
         raise ModelError(f"could not load local/{name} from {path}: {exc}", model=f"local/{name}") from exc
 
 
-def _copies(spec: LocalModelSpec) -> int:
-    """How many copies of ``spec`` may generate at once: ``spec.instances``, or as many as the cores hold."""
+def _copies(spec: LocalModelSpec, cpus: int | None = None) -> int:
+    """How many copies of ``spec`` may generate at once: ``spec.instances``, or as many as the ``cpus`` hold
+    (default ``os.cpu_count()``) at ``spec``'s threads each."""
     if spec.instances is not None:
         return max(1, spec.instances)
-    return max(1, (os.cpu_count() or 1) // _llama_settings(spec)["n_threads"])
+    cpus = cpus if cpus is not None else os.cpu_count() or 1
+    threads = spec.n_threads or max(1, cpus - 1)
+    return max(1, cpus // threads)
+
+
+def concurrent_calls(name: str, cpus: int | None = None) -> int:
+    """How many calls the embedded model ``name`` generates at once (its pool's size); 1 for an unknown name."""
+    spec = LOCAL_MODELS.get(name)
+    return _copies(spec, cpus) if spec is not None else 1
 
 
 def _llama_settings(spec: LocalModelSpec) -> dict[str, Any]:
@@ -475,10 +485,8 @@ def _queue(name: str) -> asyncio.Semaphore:
     different loops (threads) still meet at the pool (``_Pool.copy``).
     """
     loop = asyncio.get_running_loop()
-    spec = LOCAL_MODELS.get(name)
-    turns = _copies(spec) if spec is not None else 1
     with _queues_lock:
-        return _queues.setdefault(loop, {}).setdefault(name, asyncio.Semaphore(turns))
+        return _queues.setdefault(loop, {}).setdefault(name, asyncio.Semaphore(concurrent_calls(name)))
 
 
 async def agenerate_local(

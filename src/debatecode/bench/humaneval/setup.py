@@ -60,7 +60,7 @@ class HumanEvalSetup:
     max_attempts: int = 10
     """The highest Reflexion attempt cap spend matching may run."""
     jobs: int | None = None
-    """Sessions run at once; default ``min(cpu_count, 4)``, or 1 with a ``local/...`` model (``_jobs.default_jobs``).
+    """Sessions run at once; default ``min(cpu_count, 4)``, or with a ``local/...`` model the calls its copies generate at once (``_jobs.default_jobs``).
 
     With ``executor="ray"``: Ray tasks in flight; default the cluster's CPUs (its nodes with a local model)."""
     executor: str = "local"
