@@ -1,4 +1,4 @@
-"""``--jobs N`` with a ``local/...`` model: N concurrent callers share one loaded model, their calls queued.
+"""``--jobs N`` with a ``local/...`` model: N concurrent callers share the model's pool of copies, their calls queued.
 
 The llama.cpp class is replaced by a fake that counts how often it is built and
 how many generations overlap, so no weights are needed.
@@ -7,6 +7,7 @@ how many generations overlap, so no weights are needed.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -61,7 +62,13 @@ def fake_llama(monkeypatch: pytest.MonkeyPatch) -> type[FakeLlama]:
     monkeypatch.setattr(local, "_batch_aligned_llama", lambda: FakeLlama)
     monkeypatch.setattr(local, "_weights_path", lambda spec: Path("/nonexistent/fake.gguf"))
     monkeypatch.setattr(local, "_route_llama_logs", lambda: None)
+    copies(monkeypatch, 1)
     return FakeLlama
+
+
+def copies(monkeypatch: pytest.MonkeyPatch, instances: int) -> None:
+    """The model's pool holds at most ``instances`` copies."""
+    monkeypatch.setitem(local.LOCAL_MODELS, NAME, dataclasses.replace(local.LOCAL_MODELS[NAME], instances=instances))
 
 
 async def _many(count: int) -> list[local.LocalGeneration]:
@@ -72,13 +79,23 @@ async def _many(count: int) -> list[local.LocalGeneration]:
 
 def test_concurrent_calls_share_one_loaded_model_and_queue_in_order(fake_llama: type[FakeLlama]) -> None:
     results = asyncio.run(_many(12))
-    assert fake_llama.built == 1, "one model instance for all concurrent callers"
+    assert fake_llama.built == 1, "a pool of one: one model instance for all concurrent callers"
     assert fake_llama.most_running == 1, "llama.cpp generates one call at a time"
     assert [r.text for r in results] == [f"answer to problem {i}" for i in range(12)]
     assert fake_llama.prompts == [f"problem {i}" for i in range(12)], "calls are served in arrival order"
 
 
-def test_waiting_calls_do_not_hold_worker_threads(fake_llama: type[FakeLlama]) -> None:
+def test_concurrent_calls_generate_on_as_many_copies_as_the_pool_holds_and_no_more(
+    fake_llama: type[FakeLlama], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copies(monkeypatch, 2)
+    fake_llama.seconds = 0.05
+    results = asyncio.run(_many(12))
+    assert fake_llama.built == 2 and fake_llama.most_running == 2, "two copies, two calls at once, never three"
+    assert [r.text for r in results] == [f"answer to problem {i}" for i in range(12)]
+
+
+def test_waiting_calls_do_not_hold_worker_threads(fake_llama: type[FakeLlama], monkeypatch: pytest.MonkeyPatch) -> None:
     fake_llama.seconds = 0.05
 
     async def main() -> int:
@@ -93,6 +110,7 @@ def test_waiting_calls_do_not_hold_worker_threads(fake_llama: type[FakeLlama]) -
         await calls
         return int(waited * 1000)
 
+    copies(monkeypatch, 2)
     waited_ms = asyncio.run(main())
     assert waited_ms < 100, f"other thread work waited {waited_ms} ms behind queued model calls"
-    assert fake_llama.built == 1
+    assert fake_llama.built == 2
