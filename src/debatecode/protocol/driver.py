@@ -466,7 +466,10 @@ class SessionDriver(abc.ABC, Generic[RunT]):
             summary = self._checkpoint_summary(run, round_no)
             self.bus.emit(CheckpointRequested(run.session_id, round_no, summary))
             try:
-                decided = await asyncio.wait_for(human.checkpoint(round_no, summary), timeout)
+                # Awaited directly, not as a task (wait_for): the human starts waiting before anything else
+                # runs, so an answer to the announcement cannot arrive while nobody waits for it.
+                async with asyncio.timeout(timeout):
+                    decided = await human.checkpoint(round_no, summary)
             except TimeoutError:
                 raise CheckpointPaused(
                     f"no answer at the checkpoint after round {round_no} within {timeout:g}s; "

@@ -216,9 +216,8 @@ def _design(
 def _settle_pending(view: LiveView, here: bool, gates: list[GateRecord]) -> None:
     """Offer only what can be answered: a checkpoint of a session this server runs, a gate pending in the store.
 
-    A checkpoint is announced a moment before its session waits for the answer,
-    so the announcement, not ``waiting_checkpoint``, decides (the page retries an
-    early answer).
+    A checkpoint of this server's session waits for its answer from the moment it is
+    announced (``WebHuman.announced``), so the page may offer it as soon as it hears of it.
     """
     if not here:
         view.checkpoint = None

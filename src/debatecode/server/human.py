@@ -69,8 +69,11 @@ class _Pending:
     def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]) -> None:
         self.loop = loop
         self.future = future
+        self.answered = False
 
     def settle(self, answer: Any) -> None:
+        self.answered = True
+
         def settle() -> None:
             if not self.future.done():
                 self.future.set_result(answer)
@@ -87,6 +90,11 @@ class WebHuman:
     bus, whoever the human is (so the server's feed gets each exactly once).
     An escalation nobody answers within ``choice_timeout_s`` is left open: the
     record says nobody decided.
+
+    A question is answerable from the moment it is announced: ``announced`` (called
+    with every event of the session's bus, inside ``emit``) opens a checkpoint or an
+    escalation that awaits a human before the engine asks, so an answer sent as soon
+    as the page shows the question is kept for the engine, never refused.
     """
 
     def __init__(self, *, choice_timeout_s: float = 1800.0) -> None:
@@ -105,6 +113,25 @@ class WebHuman:
         """
         self._publish, self._session_id = publish, session_id
 
+    def announced(self, event: Event) -> None:
+        """Open the checkpoint or escalation ``event`` announces (in the session's loop, inside ``emit``)."""
+        from debatecode.protocol.events import CheckpointRequested, Escalated
+
+        opens_escalation = isinstance(event, Escalated) and event.awaiting and bool(event.options)
+        if not isinstance(event, CheckpointRequested) and not opens_escalation:
+            return
+        try:
+            pending = self._new_pending()
+        except RuntimeError:  # emitted outside the session's loop: the question opens when it is asked
+            return
+        with self._lock:
+            if isinstance(event, CheckpointRequested):
+                self._checkpoint = (event.round, pending)
+            elif isinstance(event, Escalated):
+                options = tuple((str(o.get("label", "")), str(o.get("text", ""))) for o in event.options)
+                question = EscalationQuestion(event.reason, event.summary, options, dict(event.positions))
+                self._escalation = (question, pending)
+
     # -- what the engine asks ---------------------------------------------------------------
 
     async def answer_questions(self, questions: list[dict[str, str]]) -> list[str] | None:
@@ -114,15 +141,17 @@ class WebHuman:
         return None
 
     async def checkpoint(self, round_no: int, summary: str) -> CheckpointDecision:
-        pending = self._new_pending()
         with self._lock:
-            self._checkpoint = (round_no, pending)
+            if self._checkpoint is None or self._checkpoint[0] != round_no:  # not announced through ``announced``
+                self._checkpoint = (round_no, self._new_pending())
+            pending = self._checkpoint[1]
         try:
             answer: CheckpointDecision = await pending.future
             return answer
         finally:
             with self._lock:
-                self._checkpoint = None
+                if self._checkpoint is not None and self._checkpoint[1] is pending:
+                    self._checkpoint = None
 
     async def choose(
         self, title: str, summary: str, options: Sequence[tuple[str, str]]
@@ -137,9 +166,12 @@ class WebHuman:
             options=tuple((str(label), str(text)) for label, text in options),
             positions=_positions(summary),
         )
-        pending = self._new_pending()
         with self._lock:
-            self._escalation = (question, pending)
+            opened = self._escalation
+            if opened is None or opened[0].options != question.options:  # not announced through ``announced``
+                opened = (question, self._new_pending())
+            self._escalation = (question, opened[1])
+            pending = opened[1]
         try:
             picked: tuple[str, str | None] = await asyncio.wait_for(pending.future, self.choice_timeout_s)
         except TimeoutError:
@@ -151,7 +183,8 @@ class WebHuman:
             return None
         finally:
             with self._lock:
-                self._escalation = None
+                if self._escalation is not None and self._escalation[1] is pending:
+                    self._escalation = None
         return picked
 
     # -- what a REST call answers ---------------------------------------------------------
@@ -160,22 +193,23 @@ class WebHuman:
     def waiting_round(self) -> int | None:
         """The round whose checkpoint waits for an answer, if one does."""
         with self._lock:
-            return self._checkpoint[0] if self._checkpoint is not None else None
+            waiting = self._checkpoint
+        return waiting[0] if waiting is not None and not waiting[1].answered else None
 
     @property
     def escalation(self) -> EscalationQuestion | None:
         """The escalation waiting for a choice, if one does."""
         with self._lock:
-            return self._escalation[0] if self._escalation is not None else None
+            waiting = self._escalation
+        return waiting[0] if waiting is not None and not waiting[1].answered else None
 
     def decide(self, decision: CheckpointDecision) -> int | None:
         """Answer the waiting checkpoint; the round answered, or None when none waits."""
         with self._lock:
-            if self._checkpoint is None:
+            if self._checkpoint is None or self._checkpoint[1].answered:
                 return None
             round_no, pending = self._checkpoint
-            self._checkpoint = None
-        pending.settle(decision)
+            pending.settle(decision)
         return round_no
 
     def choose_option(self, label: str, guidance: str | None) -> tuple[str, str] | None:
@@ -185,12 +219,11 @@ class WebHuman:
             UnknownOption: the escalation offers no option ``label`` (it goes on waiting).
         """
         with self._lock:
-            if self._escalation is None:
+            if self._escalation is None or self._escalation[1].answered:
                 return None
             question, pending = self._escalation
             chosen = question.option(label)
-            self._escalation = None
-        pending.settle((chosen[0], (guidance or "").strip() or None))
+            pending.settle((chosen[0], (guidance or "").strip() or None))
         return chosen
 
     # -- inside ---------------------------------------------------------------------------

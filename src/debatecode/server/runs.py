@@ -155,6 +155,7 @@ class SessionManager:
                 holder["live"] = live
                 if not started.done():
                     started.set_result(event.session_id)
+            human.announced(event)  # before anyone hears of a question: an answer to it is then kept
             self._wake(event.session_id)
 
         bus.subscribe(on_event)

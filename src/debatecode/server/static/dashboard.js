@@ -96,8 +96,6 @@
     return `the server answered ${result.status}`;
   }
 
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
   // -- the session list ------------------------------------------------------------------------
 
   function sessionRow(s) {
@@ -201,12 +199,9 @@
       }
       const body = action === "guide" ? { action, guidance } : { action };
       this.setBusy(this.checkpointPanel, true);
-      let result = await send("POST", `${this.base}/checkpoint`, body);
-      // The checkpoint is announced a moment before the session starts waiting for the answer.
-      for (let attempt = 0; result.status === 409 && attempt < 5; attempt += 1) {
-        await sleep(400);
-        result = await send("POST", `${this.base}/checkpoint`, body);
-      }
+      // The session waits from the moment it announces the checkpoint (WebHuman.announced): a 409 means it was
+      // already answered or the session ended.
+      const result = await send("POST", `${this.base}/checkpoint`, body);
       this.setBusy(this.checkpointPanel, false);
       if (result.ok) {
         this.checkpointPanel.hidden = true;
@@ -519,12 +514,9 @@
       const guidance = (document.getElementById("escalation-guidance") || { value: "" }).value.trim();
       const body = guidance ? { choice, guidance } : { choice };
       if (panel) this.setBusy(panel, true);
-      let result = await send("POST", `${this.base}/escalation`, body);
-      // The escalation is announced a moment before the session starts waiting for the choice.
-      for (let attempt = 0; result.status === 409 && attempt < 5; attempt += 1) {
-        await sleep(400);
-        result = await send("POST", `${this.base}/escalation`, body);
-      }
+      // The session waits from the moment it announces the escalation (WebHuman.announced): a 409 means it was
+      // already decided or the session ended.
+      const result = await send("POST", `${this.base}/escalation`, body);
       if (panel) this.setBusy(panel, false);
       if (result.ok) {
         this.say(`Escalation: option ${result.data.choice} chosen.`);
