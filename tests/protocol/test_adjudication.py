@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+import types
+from collections.abc import Callable
+from typing import cast
+
+from debatecode.execution.generated import AdjudicatedTest, adjudicated_suite
 from debatecode.execution.ranking import Evidence, rank_candidates
 from debatecode.protocol.phases.adjudication import disputed_inputs, majority_answer, read_answer
 
@@ -22,6 +28,46 @@ def test_an_unreadable_or_missing_answer_is_none() -> None:
 def test_a_completion_answer_is_the_first_line_the_doctest_prints() -> None:
     assert read_answer("\n    True\n>>> more", "completion") == "True"
     assert read_answer("\n\n", "completion") is None
+
+
+def test_an_answer_that_the_call_must_raise_names_the_exception() -> None:
+    assert read_answer("An empty list has no median.\nANSWER: raises ValueError", "chat") == "raises ValueError"
+    assert read_answer("ANSWER: It must raise a `ValueError`.", "chat") == "raises ValueError"
+    assert read_answer("ANSWER: throws builtins.TypeError", "chat") == "raises TypeError"
+    assert read_answer("ANSWER: ZeroDivisionError", "chat") == "raises ZeroDivisionError"
+    assert read_answer("ANSWER: raises an error", "chat") is None, "no exception named"
+    assert read_answer("ANSWER: 'ValueError'", "chat") == "'ValueError'", "a string literal stays a value"
+    traceback = "\nTraceback (most recent call last):\n  ...\nValueError: empty input\n>>> next"
+    assert read_answer(traceback, "completion") == "raises ValueError"
+    assert read_answer("Traceback (most recent call last):\n  ...", "completion") is None
+
+
+def test_an_adjudicated_raise_passes_only_a_call_raising_that_exception() -> None:
+    tests = [AdjudicatedTest("test_adjudicated_1", "median([])", "raises ValueError", 2, 3)]
+    suite = adjudicated_suite(tests)
+
+    def outcome(solution: str) -> str:
+        module = types.ModuleType("solution")
+        exec(solution, module.__dict__)
+        namespace: dict[str, object] = {}
+        saved = sys.modules.get("solution")
+        sys.modules["solution"] = module
+        try:
+            exec(suite.source, namespace)
+            cast(Callable[[], None], namespace["test_adjudicated_1"])()
+        except AssertionError:
+            return "failed"
+        finally:
+            if saved is None:
+                sys.modules.pop("solution", None)
+            else:
+                sys.modules["solution"] = saved
+        return "passed"
+
+    assert outcome("def median(v):\n    if not v:\n        raise ValueError('empty')\n    return v[0]") == "passed"
+    assert outcome("def median(v):\n    if not v:\n        raise ValueError\n    return v[0]") == "passed"
+    assert outcome("def median(v):\n    return v[0] if v else None") == "failed"
+    assert outcome("def median(v):\n    return v[0]") == "failed", "an IndexError is not the ValueError asked for"
 
 
 def test_the_majority_is_strict_and_needs_two_readable_answers() -> None:

@@ -7,7 +7,8 @@ behaviour, the inputs on which its largest behaviour clusters differ are put to
 the debaters, at most ``adjudication.max_questions`` of them. Each debater
 answers *apart*, without seeing the code or the others' answers: what must the
 function return for this input, according to the specification, with one line
-of reasoning. A strict majority of the readable answers becomes an adjudicated
+of reasoning: a Python literal, or ``raises <ExceptionName>`` when the specification
+says the call must raise. A strict majority of the readable answers becomes an adjudicated
 test (suite ``adjudicated``, ranked below the task's visible examples and above
 the agents' exchanged tests). Every candidate is re-run; each author whose
 candidate fails an adjudicated or visible test refines it once from the actual
@@ -21,13 +22,14 @@ keep working. Nothing runs when the candidates already agree, or after an early 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections import Counter
 from collections.abc import Sequence
 
 from debatecode.agents.agent import Agent
 from debatecode.agents.prompts import Prompt
-from debatecode.execution.generated import AdjudicatedTest
+from debatecode.execution.generated import RAISES, AdjudicatedTest
 from debatecode.execution.probes import parse_calls
 from debatecode.execution.ranking import Ranked
 from debatecode.protocol.behaviour import normalised_code, rank_by_behaviour
@@ -42,28 +44,46 @@ _SHOWN_CODES = 3
 """Different leading codes shown to the Red team at most."""
 
 _ANSWER = re.compile(r"^\s*\**\s*answer\s*\**\s*[:=]\s*\**\s*(?P<value>.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_RAISES = re.compile(
+    r"^(?:it\s+)?(?:must\s+|should\s+|will\s+)?(?:raises?|throws?)\s+(?:an?\s+)?`?(?:\w+\.)*(?P<name>[A-Za-z_]\w*)`?",
+    re.IGNORECASE,
+)
+_EXCEPTION_LINE = re.compile(r"^(?:\w+\.)*(?P<name>[A-Za-z_]\w*(?:Error|Exception))\b")
 
 
 def read_answer(reply: str, style: str) -> str | None:
-    """The answer in ``reply`` as a canonical Python literal (``repr`` of its value), or None when unreadable.
+    """The answer in ``reply``: a canonical Python literal (``repr`` of its value), ``raises <Name>`` for an
+    exception the call must raise, or None when unreadable.
 
-    Chat replies end with ``ANSWER: <literal>``; completion replies continue a doctest, so their
-    first non-empty line is the output.
+    Chat replies end with ``ANSWER: <literal>`` or ``ANSWER: raises ValueError``; completion replies continue a
+    doctest, so their first non-empty line is the output, or a ``Traceback`` whose exception line names it.
     """
     if style == "completion":
         lines = [line.strip() for line in reply.splitlines() if line.strip()]
         text = lines[0] if lines else ""
+        if text.startswith("Traceback"):
+            named = [m.group("name") for line in lines[1:] if (m := _EXCEPTION_LINE.match(line))]
+            return f"{RAISES}{named[0]}" if named else None
     else:
         found = list(_ANSWER.finditer(reply))
         text = found[-1].group("value") if found else ""
     text = text.strip().strip("`").strip()
     if not text:
         return None
+    raised = _RAISES.match(text) or _EXCEPTION_LINE.fullmatch(text.rstrip(":."))
+    if raised and _is_exception_name(raised.group("name")):
+        return f"{RAISES}{raised.group('name')}"
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     return repr(value)
+
+
+def _is_exception_name(name: str) -> bool:
+    """A builtin exception's name, or one that reads as an exception class (``...Error``, ``...Exception``)."""
+    builtin = getattr(builtins, name, None)
+    return (isinstance(builtin, type) and issubclass(builtin, BaseException)) or name.endswith(("Error", "Exception"))
 
 
 def majority_answer(answers: Sequence[str | None]) -> tuple[str, int, int] | None:
