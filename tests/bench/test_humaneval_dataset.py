@@ -39,7 +39,7 @@ def test_a_dataset_is_read_in_file_order_and_its_ids_or_numbers_pick_problems(tm
     assert [p["task_id"] for p in load_problems(path=path)] == ["Mine/1", "Mine/0"]
     assert [p["task_id"] for p in load_problems(path=path, ids=["0"])] == ["Mine/0"]
     assert [p["task_id"] for p in load_problems(path=path, ids=["Mine/1", "0"])] == ["Mine/1", "Mine/0"]
-    with pytest.raises(UserError, match=r"unknown problem\(s\): Mine/7 \(ids run from Mine/1 to Mine/0\)"):
+    with pytest.raises(UserError, match=r"unknown mine.jsonl problem\(s\): Mine/7 \(ids run from Mine/1 to Mine/0\)"):
         load_problems(path=path, ids=["7"])
     assert dataset_name(path) == "mine" and dataset_name(None) == "HumanEval"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,9 +58,10 @@ def test_a_sweep_with_jobs_3_reports_what_a_serial_sweep_reports(
     ]
 
 
-def test_the_sweep_default_is_one_run_at_a_time_with_a_local_model(
+def test_the_sweep_default_with_a_local_model_is_the_calls_its_copies_generate_at_once(
     light_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # one core: one copy of the model, one run at a time
     seen: list[int] = []
 
     async def record(report: Any, runs: Any, configs: Any, out: Path, console: Any, jobs: int = 1) -> None:

@@ -71,7 +71,8 @@ def load_problems(
         unknown = [i for i in wanted if i not in problems]
         if unknown:
             first, last = (ordered[0]["task_id"], ordered[-1]["task_id"]) if ordered else ("-", "-")
-            raise UserError(f"unknown problem(s): {', '.join(unknown)} (ids run from {first} to {last})")
+            label = HUMANEVAL if path is None else path.name
+            raise UserError(f"unknown {label} problem(s): {', '.join(unknown)} (ids run from {first} to {last})")
         ordered = [problems[i] for i in wanted]
     return ordered[:limit] if limit is not None else ordered
 
