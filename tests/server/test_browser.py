@@ -268,6 +268,55 @@ def test_an_escalated_design_debate_is_decided_with_the_pages_buttons(
     assert all(shot.stat().st_size > 10_000 for shot in shots)
 
 
+def test_a_design_reload_asked_for_while_one_is_in_flight_is_not_dropped(
+    requires_browser: None, tmp_path: Path, stalemate_model: str, make_app: Callable[..., Any]
+) -> None:
+    """An event (an escalation, say) that comes while the page fetches the design fragment gets a fetch of its own.
+
+    The fragment in flight may have been drawn before the event; dropping the second reload once left the page
+    without the escalation's buttons until something else happened, and the debate waits for those buttons.
+    """
+    import time
+
+    app = make_app(server_config(tmp_path, stalemate_model, **STALEMATE))
+    problems: list[str] = []
+    with _watched_page(app, problems, width=1200, height=900) as (base, page):
+        started = httpx.post(f"{base}/v1/debates", json={"question": BILLING_QUESTION}, timeout=60)
+        assert started.status_code == 202, started.text
+        session_id = started.json()["id"]
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while httpx.get(f"{base}/v1/sessions/{session_id}", timeout=30).json()["status"] == "running":
+            assert time.monotonic() < deadline, "the design debate did not finish"
+            time.sleep(0.2)
+        page.goto(f"{base}/sessions/{session_id}")
+        held: list[Any] = []
+
+        def hold(route: Any) -> None:
+            held.append(route)
+
+        page.route(f"**/sessions/{session_id}/design", hold)
+
+        def fetches(count: int) -> None:
+            for _ in range(50):
+                if len(held) >= count:
+                    return
+                page.wait_for_timeout(100)
+            raise AssertionError(f"{count} fetches of the design fragment expected, saw {len(held)}")
+
+        page.evaluate("window.debatecodeSession.reloadDesign()")
+        fetches(1)
+        page.evaluate("window.debatecodeSession.reloadDesign()")  # asked for while the first is in flight
+        page.wait_for_timeout(1000)
+        assert len(held) == 1, "one fetch at a time"
+        held[0].continue_()
+        fetches(2)
+        held[1].continue_()
+        page.wait_for_timeout(1500)
+        assert len(held) == 2, "the second fetch answers both requests; nothing keeps reloading"
+        page.unroute(f"**/sessions/{session_id}/design")
+    assert problems == [], "the pages ran without script errors"
+
+
 def test_per_test_results_and_two_versions_side_by_side_in_the_browser(
     requires_browser: None, tmp_path: Path, buggy_model: str, make_app: Callable[..., Any]
 ) -> None:

@@ -492,11 +492,19 @@
 
     // A design debate: its rounds, chart, escalation and record, redrawn by the server as events come in.
 
+    // Reloads are spaced by 500 ms. One asked for while another is pending or in flight is never dropped: the
+    // event that asked (an escalation, say) may have come after the server drew the fragment in flight.
     reloadDesign() {
-      if (!document.getElementById("design-body") || this.designReload) return;
+      if (!document.getElementById("design-body")) return;
+      if (this.designReload) {
+        this.designReloadAgain = true;
+        return;
+      }
+      this.designReloadAgain = false;
       this.designReload = setTimeout(async () => {
         await this.reloadParts(`/sessions/${encodeURIComponent(this.id)}/design`, ["design-body"]);
         this.designReload = null;
+        if (this.designReloadAgain) this.reloadDesign();
       }, 500);
     }
 
