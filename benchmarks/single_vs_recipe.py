@@ -7,10 +7,9 @@ The recipe (``../shared/baselines/humaneval-qwen0.5b-greedy-recipe.jsonl``, 99/1
 - the function each one defines (the entry point, parsed from the whole program) is compared as an AST, so
   formatting and comments do not count as a difference;
 - the hidden verdicts of both (each scored by ``bench humaneval --predictions`` / the run) are cross-tabulated;
-- where the replies differ, the product's reply is compared with the recipe's raw text to say why: the same
-  reply taken differently (extraction), or a different reply (the decode itself).
+- the problems where the functions differ are listed in ``differences.jsonl`` with both verdicts.
 
-Run after the v2 run's single rows exist:
+Run after the v3 run's single rows exist:
 
     .venv/bin/python benchmarks/single_vs_recipe.py \\
         --single <run folder>/results.jsonl \\
