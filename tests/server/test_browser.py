@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -276,7 +277,6 @@ def test_a_design_reload_asked_for_while_one_is_in_flight_is_not_dropped(
     The fragment in flight may have been drawn before the event; dropping the second reload once left the page
     without the escalation's buttons until something else happened, and the debate waits for those buttons.
     """
-    import time
 
     app = make_app(server_config(tmp_path, stalemate_model, **STALEMATE))
     problems: list[str] = []
