@@ -56,6 +56,31 @@ def vote_passes(samples: Mapping[str, list[dict[str, Any]]], n: int) -> tuple[di
     return {task: bool(v["passed"]) for task, v in votes.items()}, tokens
 
 
+def drawn(samples: Mapping[str, list[dict[str, Any]]]) -> tuple[int, int]:
+    """The fewest and the most samples drawn for one problem so far."""
+    counts = [len(found) for found in samples.values() if found]
+    return (min(counts), max(counts)) if counts else (0, 0)
+
+
+def per_sample_tokens(samples: Mapping[str, list[dict[str, Any]]]) -> float:
+    """The mean tokens of one vote sample over every sample drawn."""
+    every = [int(s["tokens"]) for found in samples.values() for s in found]
+    return sum(every) / len(every) if every else 0.0
+
+
+def vote_name(n: int, samples: Mapping[str, list[dict[str, Any]]], finished: bool) -> str:
+    """``vote@n``, said so only when every problem has ``n`` samples or the run has ended (a budget may stop it)."""
+    fewest, most = drawn(samples)
+    if finished or fewest >= n:
+        return f"vote@{n}"
+    return f"vote@{n} so far ({fewest}-{most} samples per problem drawn)"
+
+
+def finished_run(folder: Path) -> bool:
+    """The bench writes ``report.md`` only when every strategy, vote's draws and the spend matching are done."""
+    return (folder / "report.md").is_file()
+
+
 def wall_hours(log: Path) -> float:
     """The computed hours in a ``humaneval_recorded.sh`` wall log: the sum of its start-stop intervals."""
     total, started = 0, None
@@ -78,6 +103,7 @@ def acceptance(folder: Path, wall: Path | None, problems: Sequence[Mapping[str, 
     rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
     samples_path = folder / "vote-samples.jsonl"
     samples = read_vote_samples(samples_path) if samples_path.is_file() else {}
+    finished = finished_run(folder)
     covered = sum(1 for p in problems if problem_task(dict(p)).examples)
     lines = [Line(">= 155/164 problems with a visible test", f"{covered}/{len(problems)}", covered >= 155)]
     single = passes(rows, "single")
@@ -89,11 +115,14 @@ def acceptance(folder: Path, wall: Path | None, problems: Sequence[Mapping[str, 
         )
     )
     vote10, vote10_tokens = vote_passes(samples, 10)
+    vote10_name = vote_name(10, samples, finished)
     lines.append(
         Line(
             "vote@10 (shared ranking) >= 72%",
-            f"{rate(vote10)}, {vote10_tokens:,.0f} tokens per problem",
-            (sum(vote10.values()) >= 0.72 * len(problems)) if len(vote10) == len(problems) else None,
+            f"{vote10_name}: {rate(vote10)}, {vote10_tokens:,.0f} tokens per problem",
+            (sum(vote10.values()) >= 0.72 * len(problems))
+            if len(vote10) == len(problems) and vote10_name == "vote@10"
+            else None,
         )
     )
     debate = passes(rows, "debate")
@@ -109,10 +138,10 @@ def acceptance(folder: Path, wall: Path | None, problems: Sequence[Mapping[str, 
     rivals: dict[str, tuple[dict[str, bool], float]] = {
         name: (passes(rows, name), mean_tokens(rows, name)) for name in NON_DEBATE
     }
-    if samples and debate_tokens:
-        per_sample = vote10_tokens / 10 if vote10_tokens else 0.0
-        matched_n = max(1, min(len(max(samples.values(), key=len)), round(debate_tokens / per_sample)))
-        rivals[f"vote@{matched_n} (matched spend)"] = vote_passes(samples, matched_n)
+    per_sample = per_sample_tokens(samples)
+    if per_sample and debate_tokens:
+        matched_n = max(1, round(debate_tokens / per_sample))
+        rivals[f"{vote_name(matched_n, samples, finished)} (matched spend)"] = vote_passes(samples, matched_n)
     best_name, (best, best_tokens) = max(rivals.items(), key=lambda item: sum(item[1][0].values()))
     test = paired_test("debate", debate, best_name, best)
     lines.append(
@@ -120,14 +149,17 @@ def acceptance(folder: Path, wall: Path | None, problems: Sequence[Mapping[str, 
             "debate ahead of the best non-debate strategy at matched spend, McNemar p < 0.05",
             f"best other: {best_name} {rate(best)} at {best_tokens:,.0f} tokens; debate {test.b} wins, "
             f"{test.c} losses, p = {test.p:.2g}",
-            (test.b > test.c and test.p < 0.05) if complete and len(best) == len(problems) else None,
+            (test.b > test.c and test.p < 0.05) if complete and finished and len(best) == len(problems) else None,
         )
     )
     if wall is not None and wall.is_file():
         hours = wall_hours(wall)
-        finished = complete and len(single) == len(problems) and len(vote10) == len(problems)
         lines.append(
-            Line("the whole run <= 8 h of wall time", f"{hours:.2f} h computed", (hours <= 8) if finished else None)
+            Line(
+                "the whole run <= 8 h of wall time",
+                f"{hours:.2f} h computed" + ("" if finished else ", still running (no report.md yet)"),
+                (hours <= 8) if finished else None,
+            )
         )
     return lines
 
@@ -141,15 +173,15 @@ def strategies(folder: Path) -> dict[str, tuple[dict[str, bool], float]]:
     rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
     samples_path = folder / "vote-samples.jsonl"
     samples = read_vote_samples(samples_path) if samples_path.is_file() else {}
+    finished = finished_run(folder)
     found = {name: (passes(rows, name), mean_tokens(rows, name)) for name in ("single", "reflexion")}
-    for n in (5, 10):
-        found[f"vote@{n}"] = vote_passes(samples, n)
     debate_tokens = mean_tokens(rows, "debate")
-    _, vote10_tokens = found["vote@10"]
-    if samples and debate_tokens and vote10_tokens:
-        matched = max(1, min(len(max(samples.values(), key=len)), round(debate_tokens / (vote10_tokens / 10))))
-        if matched not in (5, 10):
-            found[f"vote@{matched}"] = vote_passes(samples, matched)
+    per_sample = per_sample_tokens(samples)
+    wanted = [5, 10]
+    if per_sample and debate_tokens:
+        wanted.append(max(1, round(debate_tokens / per_sample)))
+    for n in dict.fromkeys(wanted):
+        found.setdefault(vote_name(n, samples, finished), vote_passes(samples, n))
     found["debate"] = (passes(rows, "debate"), debate_tokens)
     return {name: found_ for name, found_ in found.items() if found_[0]}
 

@@ -53,7 +53,41 @@ def test_a_partial_run_says_what_is_not_yet_measurable_and_reads_its_wall_log(tm
     assert "| 2/2 (100.0%)" not in lines["debate >= 75% on all 164"]
     assert "1/2 (50.0%), 1,000 tokens per problem | not yet measurable |" in lines["debate >= 75% on all 164"]
     assert "1/2 (50.0%), 150 tokens per problem | not yet measurable |" in lines["vote@10 (shared ranking) >= 72%"]
-    assert "| 2.00 h computed | not yet measurable |" in lines["the whole run <= 8 h of wall time"]
+    assert (
+        "| 2.00 h computed, still running (no report.md yet) | not yet measurable |"
+        in lines["the whole run <= 8 h of wall time"]
+    )
+
+
+def test_vote_is_named_by_the_samples_drawn_until_the_run_has_written_its_report(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "results.jsonl", [{"task_id": "HumanEval/0", "strategy": "debate", "passed": True, "tokens": 700}]
+    )
+    # Five samples of 100 tokens drawn so far: the debate's 700 tokens match seven samples.
+    _write(tmp_path / "vote-samples.jsonl", [_sample("HumanEval/0", i, i == 4, int(i == 4)) for i in range(5)])
+    (tmp_path / "wall.log").write_text("start 0 x\nstop 3600 x\n")
+
+    running = _lines(tmp_path, "--wall", str(tmp_path / "wall.log"))
+
+    assert "vote@10 so far (5-5 samples per problem drawn): 1/1 (100.0%)" in running["vote@10 (shared ranking) >= 72%"]
+    assert running["vote@10 (shared ranking) >= 72%"].endswith("| not yet measurable |")
+    assert (
+        "best other: vote@7 so far (5-5 samples per problem drawn) (matched spend)"
+        in running["debate ahead of the best non-debate strategy at matched spend, McNemar p < 0.05"]
+    )
+    assert "still running" in running["the whole run <= 8 h of wall time"]
+    split = _lines(tmp_path)
+    assert "vote@5" in split and "vote@10 so far (5-5 samples per problem drawn)" in split
+
+    (tmp_path / "report.md").write_text("# done\n")
+    ended = _lines(tmp_path, "--wall", str(tmp_path / "wall.log"))
+
+    assert ended["vote@10 (shared ranking) >= 72%"].startswith("| vote@10 (shared ranking) >= 72% | vote@10: 1/1")
+    assert (
+        "best other: vote@7 (matched spend)"
+        in ended["debate ahead of the best non-debate strategy at matched spend, McNemar p < 0.05"]
+    )
+    assert ended["the whole run <= 8 h of wall time"].endswith("| 1.00 h computed | **yes** |")
 
 
 def test_a_folder_without_results_is_refused_with_what_to_give(tmp_path: Path) -> None:
