@@ -90,6 +90,17 @@ def test_vote_is_named_by_the_samples_drawn_until_the_run_has_written_its_report
     assert ended["the whole run <= 8 h of wall time"].endswith("| 1.00 h computed | **yes** |")
 
 
+def test_a_running_run_past_eight_hours_has_already_missed_the_wall_time_line(tmp_path: Path) -> None:
+    _write(tmp_path / "results.jsonl", [{"task_id": "HumanEval/0", "strategy": "debate", "passed": True, "tokens": 9}])
+    (tmp_path / "wall.log").write_text("start 0 x\nstop 30600 x\n")
+
+    lines = _lines(tmp_path, "--wall", str(tmp_path / "wall.log"))
+
+    assert lines["the whole run <= 8 h of wall time"].endswith(
+        "| 8.50 h computed, still running (no report.md yet) | **no** |"
+    )
+
+
 def test_a_folder_without_results_is_refused_with_what_to_give(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, check=False)
     assert done.returncode == 2 and "has no results.jsonl" in done.stderr
