@@ -68,6 +68,12 @@ def per_sample_tokens(samples: Mapping[str, list[dict[str, Any]]]) -> float:
     return sum(every) / len(every) if every else 0.0
 
 
+def matched_vote_n(samples: Mapping[str, list[dict[str, Any]]], debate_tokens: float) -> int | None:
+    """The samples whose mean spend meets the debate's, from one sample's mean tokens; None without either."""
+    per_sample = per_sample_tokens(samples)
+    return max(1, round(debate_tokens / per_sample)) if per_sample and debate_tokens else None
+
+
 def vote_name(n: int, samples: Mapping[str, list[dict[str, Any]]], finished: bool) -> str:
     """``vote@n``, said so only when every problem has ``n`` samples or the run has ended (a budget may stop it)."""
     fewest, most = drawn(samples)
@@ -138,9 +144,8 @@ def acceptance(folder: Path, wall: Path | None, problems: Sequence[Mapping[str, 
     rivals: dict[str, tuple[dict[str, bool], float]] = {
         name: (passes(rows, name), mean_tokens(rows, name)) for name in NON_DEBATE
     }
-    per_sample = per_sample_tokens(samples)
-    if per_sample and debate_tokens:
-        matched_n = max(1, round(debate_tokens / per_sample))
+    matched_n = matched_vote_n(samples, debate_tokens)
+    if matched_n is not None:
         rivals[f"{vote_name(matched_n, samples, finished)} (matched spend)"] = vote_passes(samples, matched_n)
     best_name, (best, best_tokens) = max(rivals.items(), key=lambda item: sum(item[1][0].values()))
     test = paired_test("debate", debate, best_name, best)
@@ -176,10 +181,8 @@ def strategies(folder: Path) -> dict[str, tuple[dict[str, bool], float]]:
     finished = finished_run(folder)
     found = {name: (passes(rows, name), mean_tokens(rows, name)) for name in ("single", "reflexion")}
     debate_tokens = mean_tokens(rows, "debate")
-    per_sample = per_sample_tokens(samples)
-    wanted = [5, 10]
-    if per_sample and debate_tokens:
-        wanted.append(max(1, round(debate_tokens / per_sample)))
+    matched_n = matched_vote_n(samples, debate_tokens)
+    wanted = [5, 10] if matched_n is None else [5, 10, matched_n]
     for n in dict.fromkeys(wanted):
         found.setdefault(vote_name(n, samples, finished), vote_passes(samples, n))
     found["debate"] = (passes(rows, "debate"), debate_tokens)
