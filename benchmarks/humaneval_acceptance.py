@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,9 +88,13 @@ def finished_run(folder: Path) -> bool:
     return (folder / "report.md").is_file()
 
 
-def wall_hours(log: Path) -> float:
-    """The computed hours in a ``humaneval_recorded.sh`` wall log: the sum of its start-stop intervals."""
-    total, started = 0, None
+def wall_hours(log: Path, now: float | None = None) -> float:
+    """The computed hours in a ``humaneval_recorded.sh`` wall log: the sum of its start-stop intervals.
+
+    A last start with no stop yet (the run is going) counts up to ``now`` (default: the clock), as the script's
+    ``status`` does.
+    """
+    total, started = 0.0, None
     for line in log.read_text().splitlines():
         parts = line.split()
         if len(parts) >= 2 and parts[0] == "start":
@@ -97,6 +102,8 @@ def wall_hours(log: Path) -> float:
         elif len(parts) >= 2 and parts[0] == "stop" and started is not None:
             total += int(parts[1]) - started
             started = None
+    if started is not None:
+        total += max(0.0, (time.time() if now is None else now) - started)
     return total / 3600
 
 

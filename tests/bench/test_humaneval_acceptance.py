@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "humaneval_acceptance.py"
@@ -124,3 +127,18 @@ def test_the_split_table_counts_the_design_set_apart_from_the_held_out_problems(
     assert lines["debate"].startswith("| debate | 1/1 (100.0%) | 1/2 (50.0%) | 2/3 (66.7%) | 100 | - |")
     # On the held-out 50 and 51 only: the debate alone passes 50, neither passes 51.
     assert lines["single"] == "| single | 0/1 (0.0%) | 0/2 (0.0%) | 0/3 (0.0%) | 10 | 1 / 0, p = 1 |"
+
+
+def test_a_start_with_no_stop_yet_counts_up_to_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("humaneval_acceptance", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    acceptance = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, acceptance)  # its dataclasses look their module up
+    spec.loader.exec_module(acceptance)
+    log = tmp_path / "wall.log"
+    log.write_text("start 0 x\nstop 3600 x\nstart 10000 x\n")
+
+    assert acceptance.wall_hours(log, now=10000 + 1800) == 1.5
+    assert acceptance.wall_hours(log, now=10000 + 7200) == 3.0
+    log.write_text("start 0 x\nstop 3600 x\n")
+    assert acceptance.wall_hours(log, now=99999) == 1.0
