@@ -48,6 +48,7 @@ from debatecode.agents.prompts import render_prompt
 from debatecode.agents.roles import get_role
 from debatecode.execution.results import TestCaseResult, TestReport
 from debatecode.llm import local
+from debatecode.llm.local_amx import avoid_amx_weights
 from debatecode.llm.types import Message
 from debatecode.llm.weights import assemble
 from debatecode.task import load_task
@@ -202,6 +203,8 @@ class PromptResult:
 def compare(task_name: str, rounds: int, max_tokens: int, console: Console) -> list[PromptResult]:
     from llama_cpp import Llama
 
+    avoid_amx_weights()
+
     spec = local.LOCAL_MODELS[MODEL]
     assert spec.chunks is not None
     bare = Llama(model_path=str(assemble(spec.chunks)), verbose=False, seed=0, **local._llama_settings(spec))
@@ -312,6 +315,8 @@ def sweep_child(config: dict[str, int], task_name: str, reps: int, max_tokens: i
     """One setting in this process: median prompt and generation tokens/s, and RSS."""
     from llama_cpp import Llama
 
+    avoid_amx_weights()
+
     spec = local.LOCAL_MODELS[MODEL]
     assert spec.chunks is not None
     llama = Llama(
@@ -363,6 +368,8 @@ def batch_sweep(task_name: str, reps: int, console: Console) -> list[list[str]]:
     prompts more slowly; the estimate multiplies the two over the eight debate prompts.
     """
     from llama_cpp import Llama
+
+    avoid_amx_weights()
 
     spec = local.LOCAL_MODELS[MODEL]
     assert spec.chunks is not None

@@ -54,6 +54,8 @@ start)
     done
   fi
   if running; then echo "already running (process group $(cat "$RUNS/$RUN.pid"))"; exit 0; fi
+  # A new machine: the wall time computed so far comes back with the saved rows.
+  [[ -s $RUNS/$RUN-wall.log || ! -s $SAVED/wall.log ]] || cp "$SAVED/wall.log" "$RUNS/$RUN-wall.log"
   cat >"$RUNS/$RUN-run.sh" <<SCRIPT
 #!/usr/bin/env bash
 set -uo pipefail

@@ -74,6 +74,9 @@ class BareLlama:
         from llama_cpp import Llama
 
         from debatecode.llm.local import LOCAL_MODELS, assemble
+        from debatecode.llm.local_amx import avoid_amx_weights
+
+        avoid_amx_weights()
 
         chunks = LOCAL_MODELS[MODEL].chunks
         if chunks is None:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from debatecode.errors import ModelError, ModelRequestError
+from debatecode.llm.local_amx import avoid_amx_weights
 from debatecode.llm.types import CodeReply, PromptStyle
 from debatecode.llm.weights import ChunkedWeights, WeightsError, assemble
 
@@ -275,6 +276,7 @@ def _new_llama(name: str, *, copy: int) -> Any:
     try:
         importlib.import_module("llama_cpp")  # not cached, unlike the class below: a removed install is seen
         llama_class = _batch_aligned_llama()
+        avoid_amx_weights()
     except ImportError as exc:
         raise ModelError(f"llama-cpp-python is not installed. {_INSTALL_HINT}", model=f"local/{name}") from exc
     path = _weights_path(spec)
