@@ -1,6 +1,6 @@
 """Where a debate's lost problems were lost: every candidate it wrote, scored on the hidden tests after the run.
 
-Usage: .venv/bin/python benchmarks/debate_headroom.py RESULTS_FOLDER [--strategy debate] [--sandbox docker]
+Usage: .venv/bin/python benchmarks/debate_headroom.py RESULTS_FOLDER [--strategy debate] [--sandbox docker] [--from-cache]
 
 RESULTS_FOLDER is a ``bench humaneval`` folder. For each of the strategy's rows in its ``results.jsonl``,
 the session's version history (``runs/<strategy>/<problem>/``, branch ``debate/<session>``) holds every
@@ -138,6 +138,25 @@ def session_candidates(folder: Path, strategy: str, row: Mapping[str, Any]) -> l
     return found
 
 
+def cached_candidates(path: Path) -> dict[str, list[Candidate]]:
+    """The candidates scored in an earlier run's cache, per problem, for ``--from-cache``.
+
+    The cache keeps each distinct code and its hidden verdict, not who wrote it or its visible-test count, so
+    these candidates carry no agent, phase, round or ``Tests`` trailer.
+    """
+    if not path.is_file():
+        raise SystemExit(f"{path} does not exist: --from-cache needs the cache an earlier run wrote")
+    found: dict[str, list[Candidate]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            task_id = str(record["task_id"])
+            found.setdefault(task_id, []).append(
+                Candidate(task_id=task_id, agent="", phase="", round="", visible="", code=str(record["solution"]))
+            )
+    return found
+
+
 def read_cache(path: Path) -> dict[tuple[str, str], bool]:
     if not path.is_file():
         return {}
@@ -183,7 +202,9 @@ def _pct(n: int, total: int) -> str:
     return f"{n}/{total} ({100 * n / total:.1f}%)" if total else "0/0"
 
 
-def report(strategy: str, problems: Sequence[Problem], reference: Mapping[str, bool], command: str) -> str:
+def report(
+    strategy: str, problems: Sequence[Problem], reference: Mapping[str, bool], command: str, *, histories: bool = True
+) -> str:
     total = len(problems)
     passed = sum(p.passed for p in problems)
     oracle = sum(p.passed or p.any_candidate_passes for p in problems)
@@ -196,7 +217,13 @@ def report(strategy: str, problems: Sequence[Problem], reference: Mapping[str, b
         f"Command: `{command}`",
         "",
         "Every distinct candidate version the agents committed (the session's version history) was run against"
-        " the problem's hidden tests after the run. This reads hidden-test outcomes: analysis, never a tuning signal.",
+        " the problem's hidden tests after the run. This reads hidden-test outcomes: analysis, never a tuning signal."
+        + (
+            ""
+            if histories
+            else " Here the candidates and their verdicts come from `headroom-candidates.jsonl`, the cache an"
+            " earlier run of this script wrote from the version histories (`--from-cache`)."
+        ),
         "",
         "| | problems |",
         "|---|---|",
@@ -216,10 +243,16 @@ def report(strategy: str, problems: Sequence[Problem], reference: Mapping[str, b
         f"| {GENERATION} | no candidate passed; the answer failed a visible test | {len(counts[GENERATION])}"
         f" | {_pct(len(counts[GENERATION]), len(failed))} |",
         "",
-        f"Of the {len(selection)} selection losses, {sum(p.right_and_visibly_right for p in selection)} had a right"
-        " candidate that also passed every visible test, and the answer passed every visible test in"
-        f" {sum(p.answer_passes_visible for p in selection)}: there the visible tests could not separate right from"
-        " wrong, and only more tests (or a vote among passing candidates) would choose better.",
+        (
+            f"Of the {len(selection)} selection losses, {sum(p.right_and_visibly_right for p in selection)} had a"
+            " right candidate that also passed every visible test, and the answer"
+            if histories
+            else f"Of the {len(selection)} selection losses (which of their right candidates passed every visible"
+            " test is in the version histories, not in the cache), the answer"
+        )
+        + f" passed every visible test in {sum(p.answer_passes_visible for p in selection)}: there the visible tests"
+        " could not separate right from wrong, and only more tests (or a vote among passing candidates) would choose"
+        " better.",
     ]
     if selection:
         lines += ["", "Selection losses: " + ", ".join(p.task_id for p in selection) + "."]
@@ -247,26 +280,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("folder", type=Path, help="a `bench humaneval` results folder")
     parser.add_argument("--strategy", default="debate", help="whose rows and histories to read (default: debate)")
     parser.add_argument("--sandbox", default=None, help="sandbox backend for the hidden tests (default: config's)")
+    parser.add_argument(
+        "--from-cache",
+        action="store_true",
+        help="take the candidates from headroom-candidates.jsonl instead of the version histories (runs/), e.g."
+        " in a recorded folder that does not keep them; runs nothing new",
+    )
     args = parser.parse_args(argv)
     folder: Path = args.folder
     rows = read_rows(folder, args.strategy)
     if not rows:
         raise SystemExit(f"{folder / 'results.jsonl'} has no {args.strategy} rows")
+    cache_path = folder / "headroom-candidates.jsonl"
+    cached = cached_candidates(cache_path) if args.from_cache else {}
     problems = [
         Problem(
             task_id=str(row["task_id"]),
             passed=bool(row["passed"]),
             answer_passes_visible=bool(row.get("visible")) and row["visible"][0] == row["visible"][1],
-            candidates=session_candidates(folder, args.strategy, row),
+            candidates=(
+                cached.get(str(row["task_id"]), [])
+                if args.from_cache
+                else session_candidates(folder, args.strategy, row)
+            ),
         )
         for row in rows
     ]
     by_id = {p["task_id"]: p for p in load_problems(ids=[p.task_id for p in problems])}
-    cache_path = folder / "headroom-candidates.jsonl"
     asyncio.run(score_missing(problems, read_cache(cache_path), cache_path, by_id, args.sandbox))
     singles = {row["task_id"]: bool(row["passed"]) for row in read_rows(folder, "single")}
     command = " ".join(["python benchmarks/debate_headroom.py", *(sys.argv[1:] if argv is None else argv)])
-    text = report(args.strategy, problems, singles, command)
+    text = report(args.strategy, problems, singles, command, histories=not args.from_cache)
     (folder / "headroom.md").write_text(text, encoding="utf-8")
     print(text)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -38,9 +39,9 @@ def _row(task_id: str, strategy: str, passed: bool, visible: list[int], session:
     )
 
 
-def _run(folder: Path) -> subprocess.CompletedProcess[str]:
+def _run(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), str(folder), "--sandbox", "local"],
+        [sys.executable, str(SCRIPT), str(folder), "--sandbox", "local", *extra],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -112,3 +113,18 @@ def test_each_lost_problem_gets_the_class_its_candidates_show_and_a_rerun_scores
 
     assert "scoring" not in again.stderr
     assert (tmp_path / "headroom.md").read_text() == report
+
+    # A recorded folder keeps the cache but not the version histories: --from-cache gives the same classes.
+    shutil.rmtree(tmp_path / "runs")
+    cached = _run(tmp_path, "--from-cache")
+
+    assert "scoring" not in cached.stderr
+    from_cache = (tmp_path / "headroom.md").read_text()
+    for line in report.splitlines():
+        if line.startswith(
+            ("| answer", "| some candidate", "| mean distinct", "| selection", "| weak", "| generation")
+        ):
+            assert line in from_cache
+    assert "come from `headroom-candidates.jsonl`" in from_cache
+    assert "Of the 1 selection losses (which of their right candidates passed every visible test" in from_cache
+    assert "1 had a right candidate" not in from_cache
