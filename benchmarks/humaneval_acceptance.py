@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -73,6 +74,22 @@ def matched_vote_n(samples: Mapping[str, list[dict[str, Any]]], debate_tokens: f
     """The samples whose mean spend meets the debate's, from one sample's mean tokens; None without either."""
     per_sample = per_sample_tokens(samples)
     return max(1, round(debate_tokens / per_sample)) if per_sample and debate_tokens else None
+
+
+REPORTED_VOTE_N = re.compile(r"^\| vote \| N = (\d+) \|", re.MULTILINE)
+"""The bench's choice in ``report.md``'s equal-spend table: ``| vote | N = 14 | ...``."""
+
+
+def reported_vote_n(folder: Path) -> int | None:
+    """The vote N the bench's spend matching chose, read from its ``report.md``; None before it is written."""
+    report = folder / "report.md"
+    found = REPORTED_VOTE_N.search(report.read_text(encoding="utf-8")) if report.is_file() else None
+    return int(found.group(1)) if found else None
+
+
+def matched_n_for(folder: Path, samples: Mapping[str, list[dict[str, Any]]], debate_tokens: float) -> int | None:
+    """vote's N at the debate's spend: the bench's own choice once it has reported, else the estimate."""
+    return reported_vote_n(folder) or matched_vote_n(samples, debate_tokens)
 
 
 def vote_name(n: int, samples: Mapping[str, list[dict[str, Any]]], finished: bool) -> str:
@@ -151,7 +168,7 @@ def acceptance(folder: Path, wall: Path | None, problems: Sequence[Mapping[str, 
     rivals: dict[str, tuple[dict[str, bool], float]] = {
         name: (passes(rows, name), mean_tokens(rows, name)) for name in NON_DEBATE
     }
-    matched_n = matched_vote_n(samples, debate_tokens)
+    matched_n = matched_n_for(folder, samples, debate_tokens)
     if matched_n is not None:
         rivals[f"{vote_name(matched_n, samples, finished)} (matched spend)"] = vote_passes(samples, matched_n)
     best_name, (best, best_tokens) = max(rivals.items(), key=lambda item: sum(item[1][0].values()))
@@ -188,7 +205,7 @@ def strategies(folder: Path) -> dict[str, tuple[dict[str, bool], float]]:
     finished = finished_run(folder)
     found = {name: (passes(rows, name), mean_tokens(rows, name)) for name in ("single", "reflexion")}
     debate_tokens = mean_tokens(rows, "debate")
-    matched_n = matched_vote_n(samples, debate_tokens)
+    matched_n = matched_n_for(folder, samples, debate_tokens)
     wanted = [5, 10] if matched_n is None else [5, 10, matched_n]
     for n in dict.fromkeys(wanted):
         found.setdefault(vote_name(n, samples, finished), vote_passes(samples, n))

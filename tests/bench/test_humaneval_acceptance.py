@@ -93,6 +93,23 @@ def test_vote_is_named_by_the_samples_drawn_until_the_run_has_written_its_report
     assert ended["the whole run <= 8 h of wall time"].endswith("| 1.00 h computed | **yes** |")
 
 
+def test_a_finished_run_names_vote_by_the_n_its_report_chose_not_by_an_estimate(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "results.jsonl", [{"task_id": "HumanEval/0", "strategy": "debate", "passed": True, "tokens": 700}]
+    )
+    # The debate's 700 tokens would estimate seven samples of 100, but the bench's search stopped at five.
+    _write(tmp_path / "vote-samples.jsonl", [_sample("HumanEval/0", i, i == 4, int(i == 4)) for i in range(5)])
+    (tmp_path / "report.md").write_text(
+        "## Equal spend\n\n| strategy | chosen | mean tokens spent |\n|---|---|---|\n| vote | N = 5 | 500 |\n"
+    )
+
+    lines = _lines(tmp_path)
+
+    rival = lines["debate ahead of the best non-debate strategy at matched spend, McNemar p < 0.05"]
+    assert "best other: vote@5 (matched spend) 1/1 (100.0%) at 500 tokens" in rival
+    assert "vote@7" not in "".join(lines.values())
+
+
 def test_a_running_run_past_eight_hours_has_already_missed_the_wall_time_line(tmp_path: Path) -> None:
     _write(tmp_path / "results.jsonl", [{"task_id": "HumanEval/0", "strategy": "debate", "passed": True, "tokens": 9}])
     (tmp_path / "wall.log").write_text("start 0 x\nstop 30600 x\n")
