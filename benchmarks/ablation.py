@@ -36,6 +36,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from debatecode.bench._stats import paired_test
+
 BASE = Path(__file__).parent / "configs" / "humaneval-qwen.toml"
 
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -84,6 +86,16 @@ def _summary(path: Path, numbers: range) -> tuple[int, int, float, float]:
     tokens = sum(r.get("tokens", 0) for r in debate.values()) / len(debate) if debate else 0.0
     seconds = sum(r.get("seconds", 0.0) for r in debate.values()) / len(debate) if debate else 0.0
     return len(debate), passed, tokens, seconds
+
+
+def _passes(path: Path, numbers: range) -> dict[str, bool]:
+    """Each debate row's hidden verdict in ``path`` (a results.jsonl) on HumanEval/``numbers``."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+    return {
+        str(r["task_id"]): bool(r.get("passed"))
+        for r in rows
+        if r["strategy"] == "debate" and int(str(r["task_id"]).split("/")[-1]) in numbers
+    }
 
 
 def main() -> int:
@@ -145,13 +157,17 @@ def _report(
         chosen = ["full", *chosen]
     table = Table(title=f"Debate ablation, HumanEval/{numbers.start}-{numbers.stop - 1}, {args.model}")
     rows = [
-        "| variant | what changes | problems | pass@1 | Δ vs full | mean tokens | × full | mean s | × full |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| variant | what changes | problems | pass@1 | Δ vs full | mean tokens | × full | mean s | × full"
+        " | full only / it only | McNemar p |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    full_passes = _passes(full_source, numbers)
     for column in ("variant", "what changes", "problems", "pass@1", "Δ vs full", "mean tokens", "× full"):
         table.add_column(column)
     table.add_column("mean s")
     table.add_column("× full ")
+    table.add_column("full only / it only")
+    table.add_column("McNemar p")
     for name in chosen:
         source = full_source if name == "full" else args.out / name / "results.jsonl"
         done, passed, tokens, seconds = _summary(source, numbers)
@@ -168,6 +184,10 @@ def _report(
             f"{seconds:,.0f}" if done else "—",
             f"{seconds / full[3]:.2f}" if done and full[3] else "—",
         ]
+        paired = paired_test("full", full_passes, name, _passes(source, numbers))
+        cells += (
+            ["—", "—"] if name == "full" or not paired.problems else [f"{paired.b} / {paired.c}", f"{paired.p:.2g}"]
+        )
         table.add_row(*cells)
         rows.append("| " + " | ".join(cells) + " |")
     console.print(table)
@@ -176,7 +196,8 @@ def _report(
         f"Command: `{' '.join(sys.argv)}` at commit {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
         f"Each variant is `benchmarks/configs/{(V3_BASE if args.set == 'v3' else BASE).name}` with one change (its `config.toml` is in its\n"
         "folder). pass@1 is on the hidden tests; tokens are spent tokens per problem. A subset of HumanEval,\n"
-        "not the whole: read differences of a few problems as noise.\n\n" + "\n".join(rows) + "\n"
+        "not the whole: read differences of a few problems as noise. The last two columns pair each variant with\n"
+        "the full debate on the problems both answered (exact McNemar).\n\n" + "\n".join(rows) + "\n"
     )
 
 

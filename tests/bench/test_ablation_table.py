@@ -57,6 +57,9 @@ def test_without_full_from_the_full_variant_is_read_from_its_own_folder(tmp_path
 
     assert "| 2 | 2/2 (100.0%) | +0.0 pts | 100 | 1.00 |" in rows[1]
     assert "| 2 | 1/2 (50.0%) | -50.0 pts | 300 | 3.00 |" in rows[2]
+    # Paired on problems 0 and 1: only the full debate passes 1.
+    assert rows[1].endswith("| — | — |")
+    assert rows[2].endswith("| 1 / 0 | 1 |")
 
 
 def test_the_v3_set_reads_a_held_out_range_and_reports_time_beside_tokens(tmp_path: Path) -> None:
