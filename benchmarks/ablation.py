@@ -76,12 +76,19 @@ def _toml(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _debate_rows(path: Path, numbers: range) -> dict[str, dict[str, Any]]:
+    """The debate rows of ``path`` (a results.jsonl) on HumanEval/``numbers``, by task id."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+    return {
+        str(r["task_id"]): r
+        for r in rows
+        if r["strategy"] == "debate" and int(str(r["task_id"]).split("/")[-1]) in numbers
+    }
+
+
 def _summary(path: Path, numbers: range) -> tuple[int, int, float, float]:
     """Debate rows of ``path`` (a results.jsonl) on HumanEval/``numbers``: problems, passed, mean tokens, mean seconds."""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
-    debate = {
-        r["task_id"]: r for r in rows if r["strategy"] == "debate" and int(str(r["task_id"]).split("/")[-1]) in numbers
-    }
+    debate = _debate_rows(path, numbers)
     passed = sum(1 for r in debate.values() if r.get("passed"))
     tokens = sum(r.get("tokens", 0) for r in debate.values()) / len(debate) if debate else 0.0
     seconds = sum(r.get("seconds", 0.0) for r in debate.values()) / len(debate) if debate else 0.0
@@ -90,12 +97,7 @@ def _summary(path: Path, numbers: range) -> tuple[int, int, float, float]:
 
 def _passes(path: Path, numbers: range) -> dict[str, bool]:
     """Each debate row's hidden verdict in ``path`` (a results.jsonl) on HumanEval/``numbers``."""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
-    return {
-        str(r["task_id"]): bool(r.get("passed"))
-        for r in rows
-        if r["strategy"] == "debate" and int(str(r["task_id"]).split("/")[-1]) in numbers
-    }
+    return {task: bool(row.get("passed")) for task, row in _debate_rows(path, numbers).items()}
 
 
 def main() -> int:
