@@ -269,6 +269,48 @@ def test_an_escalated_design_debate_is_decided_with_the_pages_buttons(
     assert all(shot.stat().st_size > 10_000 for shot in shots)
 
 
+def test_guidance_being_typed_survives_a_redraw_of_the_design_body(
+    requires_browser: None, tmp_path: Path, stalemate_model: str, make_app: Callable[..., Any]
+) -> None:
+    """Events redraw the design body while its escalation waits; what the user is typing there stays.
+
+    Once a redraw that came between typing the guidance and pressing a choice replaced the field with the server's
+    empty one, and the record said nothing of the human's reason (a CI run caught it).
+    """
+    from playwright.sync_api import expect
+
+    app = make_app(server_config(tmp_path, stalemate_model, **STALEMATE))
+    problems: list[str] = []
+    with _watched_page(app, problems, width=1200, height=900) as (base, page):
+        started = httpx.post(f"{base}/v1/debates", json={"question": BILLING_QUESTION, "checkpoints": True}, timeout=60)
+        assert started.status_code == 202, started.text
+        session_id = started.json()["id"]
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while not (detail := httpx.get(f"{base}/v1/sessions/{session_id}", timeout=30).json())["waiting_escalation"]:
+            assert detail["status"] == "running" and time.monotonic() < deadline, f"no escalation came: {detail}"
+            if detail["waiting_checkpoint"] is not None:
+                done = httpx.post(
+                    f"{base}/v1/sessions/{session_id}/checkpoint", json={"action": "continue"}, timeout=30
+                )
+                assert done.status_code == 200, done.text
+            time.sleep(0.05)
+        page.goto(f"{base}/sessions/{session_id}")
+        guidance = page.get_by_test_id("escalation-guidance")
+        guidance.fill("Kafka for invoices only")
+        redrawn = page.evaluate(
+            "id => window.debatecodeSession.reloadParts(`/sessions/${id}/design`, ['design-body'])", session_id
+        )
+        assert redrawn is True, "the design body was fetched and swapped"
+        expect(guidance).to_have_value("Kafka for invoices only")
+        expect(guidance).to_be_focused()
+        label = (
+            page.get_by_test_id("escalation-options").locator("li").filter(has_text=KAFKA).get_attribute("data-option")
+        )
+        page.get_by_test_id(f"escalation-choose-{label}").click()
+        expect(page.get_by_test_id("escalation-choice")).to_contain_text("Kafka for invoices only")
+    assert problems == [], "the pages ran without script errors"
+
+
 def test_a_design_reload_asked_for_while_one_is_in_flight_is_not_dropped(
     requires_browser: None, tmp_path: Path, stalemate_model: str, make_app: Callable[..., Any]
 ) -> None:

@@ -70,6 +70,32 @@
     return Array.from(container.children).find((child) => child.dataset[key] === String(value)) || null;
   }
 
+  // What the user has typed into the text fields of a part about to be redrawn, by field id, and which field had
+  // the focus. An event's redraw (a new round, say) must not wipe a half-written answer such as an escalation's
+  // guidance: the choice button would then send the fresh, empty field.
+  function typedFields(container) {
+    const values = new Map();
+    for (const field of container.querySelectorAll("textarea[id], input[id]")) {
+      if (field.type === "textarea" || field.type === "text" || field.type === "search") {
+        if (field.value !== field.defaultValue) values.set(field.id, field.value);
+      }
+    }
+    const active = document.activeElement;
+    const focused = active && container.contains(active) && active.id ? active.id : null;
+    return { values, focused };
+  }
+
+  function restoreTyped(container, typed) {
+    for (const [id, value] of typed.values) {
+      const field = container.querySelector(`#${CSS.escape(id)}`);
+      if (field) field.value = value;
+    }
+    if (typed.focused) {
+      const field = container.querySelector(`#${CSS.escape(typed.focused)}`);
+      if (field) field.focus();
+    }
+  }
+
   async function send(method, path, body) {
     const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
     if (body !== undefined) {
@@ -485,7 +511,11 @@
       for (const id of ids) {
         const fresh = parsed.getElementById(id);
         const current = document.getElementById(id);
-        if (fresh && current) current.replaceWith(document.importNode(fresh, true));
+        if (!fresh || !current) continue;
+        const imported = document.importNode(fresh, true);
+        const typed = typedFields(current);
+        current.replaceWith(imported);
+        restoreTyped(imported, typed);
       }
       return true;
     }
