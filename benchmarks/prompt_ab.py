@@ -25,7 +25,9 @@ reply) and ``README.md`` with the command, the commit and the tables. Variants:
 A HumanEval problem whose docstring gives no example has no visible check: it is counted
 apart and never in a pass rate. ``--rescore`` re-runs the visible checks of every kept answer
 with the examples ``problem_task`` reads now, without calling the model (for a run that spans
-a change of the example parser, so every variant is judged by the same checks).
+a change of the example parser, so every variant is judged by the same checks); ``--table-only``
+writes the tables from the kept rows alone. The README pairs every two variants on the tasks both
+answered (who alone passes every visible check there, exact McNemar p).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from rich.progress import Progress
 
 from debatecode.agents.prompts import render_prompt
 from debatecode.agents.roles import get_role
+from debatecode.bench._stats import mcnemar_exact_p
 from debatecode.bench.humaneval import load_problems, problem_task
 from debatecode.execution.cleaning import clean_solution
 from debatecode.execution.tester import CandidateTester
@@ -190,6 +193,36 @@ def table(rows: list[dict[str, Any]], variants: list[str], humaneval: bool) -> s
     return "\n".join(lines)
 
 
+def paired(rows: list[dict[str, Any]], variants: list[str]) -> str:
+    """Each pair of ``variants`` on the tasks with a visible check that both answered: who alone passes them all.
+
+    The last column is the exact McNemar p of those discordant pairs.
+    """
+    verdicts = {(r["task"], r["variant"]): r["visible_pass"] for r in rows if r["total"]}
+    lines = [
+        "| A | B | tasks both answered | A passes | B passes | A only / B only | McNemar p |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for i, a in enumerate(variants):
+        for b in variants[i + 1 :]:
+            both = sorted({t for t, v in verdicts if v == a} & {t for t, v in verdicts if v == b})
+            if not both:
+                continue
+            a_only = sum(verdicts[t, a] and not verdicts[t, b] for t in both)
+            b_only = sum(verdicts[t, b] and not verdicts[t, a] for t in both)
+            cells = (
+                f"`{a}`",
+                f"`{b}`",
+                str(len(both)),
+                str(sum(verdicts[t, a] for t in both)),
+                str(sum(verdicts[t, b] for t in both)),
+                f"{a_only} / {b_only}",
+                f"{mcnemar_exact_p(a_only, b_only):.2g}",
+            )
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--limit", type=int, default=164, help="the first N HumanEval problems (all 164 by default)")
@@ -198,6 +231,7 @@ def main() -> None:
     parser.add_argument("--no-example-tasks", action="store_true", help="leave out examples/tasks/*.md")
     parser.add_argument("--out", default="benchmarks/results/prompt-ab-164")
     parser.add_argument("--rescore", action="store_true", help="re-run the visible checks of the kept answers only")
+    parser.add_argument("--table-only", action="store_true", help="write the tables from the kept rows; run nothing")
     args = parser.parse_args()
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]
@@ -206,22 +240,25 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows_path = out / "results.jsonl"
-    tasks = _tasks(args.limit, not args.no_example_tasks)
     if args.rescore:
+        tasks = _tasks(args.limit, not args.no_example_tasks)
         rows = asyncio.run(_rescore(tasks, [json.loads(line) for line in rows_path.read_text().splitlines()]))
         rows_path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    else:
+    elif not args.table_only:
+        tasks = _tasks(args.limit, not args.no_example_tasks)
         asyncio.run(_main(tasks, variants, rows_path, _done(rows_path), args.max_tokens))
     rows = [json.loads(line) for line in rows_path.read_text().splitlines()]
-    humaneval, examples = table(rows, variants, True), table(rows, variants, False)
-    Console().print(humaneval)
-    Console().print(examples)
+    humaneval, examples, pairs = table(rows, variants, True), table(rows, variants, False), paired(rows, variants)
+    for text in (humaneval, examples, pairs):
+        Console().print(text)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     command = "python " + " ".join(sys.argv)
     (out / "README.md").write_text(
         f"# Draft prompt A/B with local/{MODEL}\n\nCommand: `{command}` at commit {commit}, on 2 cores.\n"
         "Scored on visible checks only (HumanEval docstring examples, never the hidden tests; the example tasks' "
-        f"examples and tests).\n\nHumanEval:\n\n{humaneval}\n\nexamples/tasks:\n\n{examples}\n"
+        f"examples and tests).\n\nHumanEval:\n\n{humaneval}\n\nexamples/tasks:\n\n{examples}\n\n"
+        "Paired, on every task with a visible check that both variants answered (all its checks pass or not):\n\n"
+        f"{pairs}\n"
     )
 
 
