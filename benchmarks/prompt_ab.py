@@ -46,7 +46,7 @@ from rich.progress import Progress
 
 from debatecode.agents.prompts import render_prompt
 from debatecode.agents.roles import get_role
-from debatecode.bench._stats import mcnemar_exact_p
+from debatecode.bench._stats import paired_test
 from debatecode.bench.humaneval import load_problems, problem_task
 from debatecode.execution.cleaning import clean_solution
 from debatecode.execution.tester import CandidateTester
@@ -198,26 +198,28 @@ def paired(rows: list[dict[str, Any]], variants: list[str]) -> str:
 
     The last column is the exact McNemar p of those discordant pairs.
     """
-    verdicts = {(r["task"], r["variant"]): r["visible_pass"] for r in rows if r["total"]}
+    passes: dict[str, dict[str, bool]] = {variant: {} for variant in variants}
+    for row in rows:
+        if row["total"] and row["variant"] in passes:
+            passes[row["variant"]][row["task"]] = bool(row["visible_pass"])
     lines = [
         "| A | B | tasks both answered | A passes | B passes | A only / B only | McNemar p |",
         "|---|---|---|---|---|---|---|",
     ]
     for i, a in enumerate(variants):
         for b in variants[i + 1 :]:
-            both = sorted({t for t, v in verdicts if v == a} & {t for t, v in verdicts if v == b})
-            if not both:
+            test = paired_test(a, passes[a], b, passes[b])
+            if not test.problems:
                 continue
-            a_only = sum(verdicts[t, a] and not verdicts[t, b] for t in both)
-            b_only = sum(verdicts[t, b] and not verdicts[t, a] for t in both)
+            both = [task for task in passes[a] if task in passes[b]]
             cells = (
                 f"`{a}`",
                 f"`{b}`",
-                str(len(both)),
-                str(sum(verdicts[t, a] for t in both)),
-                str(sum(verdicts[t, b] for t in both)),
-                f"{a_only} / {b_only}",
-                f"{mcnemar_exact_p(a_only, b_only):.2g}",
+                str(test.problems),
+                str(sum(passes[a][t] for t in both)),
+                str(sum(passes[b][t] for t in both)),
+                f"{test.b} / {test.c}",
+                f"{test.p:.2g}",
             )
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
